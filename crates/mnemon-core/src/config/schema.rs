@@ -1,0 +1,339 @@
+//! The typed configuration. Every section has `deny_unknown_fields`, so a
+//! misspelt key is an error rather than a silently ignored setting.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::models::ModelOverride;
+use crate::profile::{ProfileName, ProfileOverrides};
+use crate::tokens::ChatFormat;
+use crate::window::Action;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub model: ModelSection,
+    pub context_window: ContextWindowSection,
+    pub profile: ProfileSection,
+    pub working_memory: WorkingMemorySection,
+    pub checkpoint: CheckpointSection,
+    pub session: SessionSection,
+    pub episodic: EpisodicSection,
+    pub decisions: DecisionsSection,
+    pub optimization: OptimizationSection,
+    pub phase_budgets: PhaseBudgets,
+    /// Extra models, or overrides of built-in ones, by id.
+    pub models: BTreeMap<String, ModelOverride>,
+    /// Extra chat framings, or overrides of built-in ones, by name.
+    pub chat_formats: BTreeMap<String, ChatFormat>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelSection {
+    /// The orchestrator's model: a registry id or alias.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ContextWindowSection {
+    /// Ask the model's server for the window it really serves.
+    pub auto_detect: bool,
+    /// Overrides the model's window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+    /// Share of the window mnemon may use, in (0, 1].
+    pub utilization_limit: f64,
+    /// Upper edge of green (share of the effective window).
+    pub green_threshold: f64,
+    /// Upper edge of yellow.
+    pub yellow_threshold: f64,
+    /// Upper edge of orange; red begins here.
+    pub orange_threshold: f64,
+    /// The emergency failsafe.
+    pub red_threshold: f64,
+    /// Window used when neither a model nor `max_tokens` gives one.
+    pub fallback_size: u64,
+    pub green_action: Action,
+    pub yellow_action: Action,
+    pub orange_action: Action,
+    pub red_action: Action,
+}
+
+impl Default for ContextWindowSection {
+    fn default() -> Self {
+        ContextWindowSection {
+            auto_detect: true,
+            max_tokens: None,
+            utilization_limit: 1.0,
+            green_threshold: 0.50,
+            yellow_threshold: 0.70,
+            orange_threshold: 0.85,
+            red_threshold: 0.95,
+            fallback_size: 16_384,
+            green_action: Action::ProceedNormally,
+            yellow_action: Action::MonitorAndPlanCheckpoint,
+            orange_action: Action::OptimizeThenCheckpoint,
+            red_action: Action::EmergencyCheckpointAndRefresh,
+        }
+    }
+}
+
+/// `auto`, or a profile forced by name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ProfileChoice {
+    #[default]
+    Auto,
+    Named(ProfileName),
+}
+
+impl Serialize for ProfileChoice {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ProfileChoice::Auto => s.serialize_str("auto"),
+            ProfileChoice::Named(p) => p.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ProfileChoice {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        if s.eq_ignore_ascii_case("auto") {
+            return Ok(ProfileChoice::Auto);
+        }
+        s.parse()
+            .map(ProfileChoice::Named)
+            .map_err(|e: String| serde::de::Error::custom(format!("{e}, or auto")))
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProfileSection {
+    /// `auto` picks the profile from the effective window.
+    pub name: ProfileChoice,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summarization_threshold_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_summary_max_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project_state_max_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub work_plan_max_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_decision_records: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision_record_max_tokens: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkingMemorySection {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_operations: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CheckpointSection {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_interval_hours: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operation_interval: Option<u64>,
+    pub threshold_based: bool,
+    pub time_based: bool,
+    pub operation_count_based: bool,
+    pub phase_completion: bool,
+    pub session_end: bool,
+    pub manual: bool,
+}
+
+impl Default for CheckpointSection {
+    fn default() -> Self {
+        CheckpointSection {
+            time_interval_hours: None,
+            operation_interval: None,
+            threshold_based: true,
+            time_based: true,
+            operation_count_based: true,
+            phase_completion: true,
+            session_end: true,
+            manual: true,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SessionSection {
+    /// Compress the session log past this many tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compression_threshold: Option<u64>,
+    /// A compressed log is at most this share of the original.
+    pub compression_target_ratio: f64,
+}
+
+impl Default for SessionSection {
+    fn default() -> Self {
+        SessionSection {
+            compression_threshold: None,
+            compression_target_ratio: 0.7,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EpisodicSection {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compression_threshold: Option<u64>,
+    /// Old versions kept of each episodic document.
+    pub keep_versions: u64,
+}
+
+impl Default for EpisodicSection {
+    fn default() -> Self {
+        EpisodicSection {
+            compression_threshold: None,
+            keep_versions: 10,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DecisionsSection {
+    pub log_format: String,
+    /// Must stay false: mnemon never stores raw chain-of-thought.
+    pub log_raw_reasoning: bool,
+}
+
+impl Default for DecisionsSection {
+    fn default() -> Self {
+        DecisionsSection {
+            log_format: "adr".into(),
+            log_raw_reasoning: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OptimizationSection {
+    pub artifact_registry_enabled: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub artifact_registry_threshold_tokens: Option<u64>,
+    pub differential_state_enabled: bool,
+    pub external_storage_enabled: bool,
+    pub external_storage_threshold_tokens: u64,
+    pub pruning_enabled: bool,
+    pub prune_debug_traces_older_than_hours: f64,
+    pub prune_validation_history_keep_last: u64,
+    pub prune_error_log_keep_unresolved_all: bool,
+    pub prune_error_log_keep_resolved_last: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase_summary_max_tokens: Option<u64>,
+}
+
+impl Default for OptimizationSection {
+    fn default() -> Self {
+        OptimizationSection {
+            artifact_registry_enabled: true,
+            artifact_registry_threshold_tokens: None,
+            differential_state_enabled: true,
+            external_storage_enabled: true,
+            external_storage_threshold_tokens: 2_000,
+            pruning_enabled: true,
+            prune_debug_traces_older_than_hours: 1.0,
+            prune_validation_history_keep_last: 5,
+            prune_error_log_keep_unresolved_all: true,
+            prune_error_log_keep_resolved_last: 10,
+            phase_summary_max_tokens: None,
+        }
+    }
+}
+
+/// Design v2's phase budgets: shares of the window per component of each
+/// phase, plus a reserve kept free in every phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PhaseBudgets {
+    pub buffer: f64,
+    pub planning: BTreeMap<String, f64>,
+    pub execution: BTreeMap<String, f64>,
+    pub validation: BTreeMap<String, f64>,
+}
+
+impl Default for PhaseBudgets {
+    fn default() -> Self {
+        let map = |pairs: &[(&str, f64)]| pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        PhaseBudgets {
+            buffer: 0.15,
+            planning: map(&[
+                ("requirements_analysis", 0.10),
+                ("decision_records", 0.07),
+                ("task_breakdown", 0.05),
+            ]),
+            execution: map(&[
+                ("task_context", 0.35),
+                ("code_generation", 0.15),
+                ("validation", 0.10),
+            ]),
+            validation: map(&[
+                ("test_results", 0.08),
+                ("quality_scores", 0.05),
+                ("review", 0.02),
+            ]),
+        }
+    }
+}
+
+impl PhaseBudgets {
+    pub fn phases(&self) -> [(&'static str, &BTreeMap<String, f64>); 3] {
+        [
+            ("planning", &self.planning),
+            ("execution", &self.execution),
+            ("validation", &self.validation),
+        ]
+    }
+}
+
+impl Config {
+    /// The profile parameters config sets explicitly.
+    pub fn profile_overrides(&self) -> ProfileOverrides {
+        ProfileOverrides {
+            working_memory_max_operations: self.working_memory.max_operations,
+            working_memory_max_tokens: self.working_memory.max_tokens,
+            summarization_threshold_tokens: self.profile.summarization_threshold_tokens,
+            checkpoint_interval_hours: self.checkpoint.time_interval_hours,
+            checkpoint_interval_operations: self.checkpoint.operation_interval,
+            session_summary_max_tokens: self.profile.session_summary_max_tokens,
+            project_state_max_tokens: self.profile.project_state_max_tokens,
+            work_plan_max_tokens: self.profile.work_plan_max_tokens,
+            max_decision_records: self.profile.max_decision_records,
+            decision_record_max_tokens: self.profile.decision_record_max_tokens,
+            artifact_registry_threshold_tokens: self
+                .optimization
+                .artifact_registry_threshold_tokens,
+            phase_summary_max_tokens: self.optimization.phase_summary_max_tokens,
+            session_compression_threshold_tokens: self.session.compression_threshold,
+            episodic_compression_threshold_tokens: self.episodic.compression_threshold,
+        }
+    }
+
+    /// The chat framing called `name`: config's own, else a built-in one.
+    pub fn chat_format(&self, name: &str) -> Option<ChatFormat> {
+        self.chat_formats.get(name).copied().or_else(|| {
+            ChatFormat::BUILT_IN
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, f)| *f)
+        })
+    }
+}

@@ -1,0 +1,331 @@
+//! Rules a parsed config must satisfy beyond its types.
+
+use crate::config::Config;
+use crate::models::{Registry, RegistryError};
+use crate::window::{MIN_WINDOW, Ratio};
+
+/// One broken rule: which key, what it holds, what it may hold.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Violation {
+    pub key: String,
+    pub value: String,
+    pub allowed: String,
+}
+
+const MAX_WINDOW: u64 = 100_000_000;
+
+struct Check<'a> {
+    out: Vec<Violation>,
+    is_set: &'a dyn Fn(&str) -> bool,
+}
+
+impl Check<'_> {
+    fn fail(&mut self, key: &str, value: impl ToString, allowed: impl Into<String>) {
+        self.out.push(Violation {
+            key: key.to_string(),
+            value: value.to_string(),
+            allowed: allowed.into(),
+        });
+    }
+
+    fn share(&mut self, key: &str, v: f64, what: &str) {
+        if Ratio::new(v).is_none() {
+            self.fail(
+                key,
+                v,
+                format!("a number greater than 0 and at most 1 ({what})"),
+            );
+        }
+    }
+
+    fn at_least(&mut self, key: &str, v: Option<u64>, min: u64, what: &str) {
+        if let Some(v) = v
+            && v < min
+        {
+            self.fail(key, v, format!("a whole number of at least {min} ({what})"));
+        }
+    }
+
+    fn window(&mut self, key: &str, v: Option<u64>) {
+        if let Some(v) = v
+            && !(MIN_WINDOW..=MAX_WINDOW).contains(&v)
+        {
+            self.fail(
+                key,
+                v,
+                format!("a token count from {MIN_WINDOW} to {MAX_WINDOW}"),
+            );
+        }
+    }
+}
+
+pub(crate) fn validate(c: &Config, is_set: &dyn Fn(&str) -> bool) -> Vec<Violation> {
+    let mut k = Check {
+        out: Vec::new(),
+        is_set,
+    };
+    let cw = &c.context_window;
+    k.window("context_window.max_tokens", cw.max_tokens);
+    k.window("context_window.fallback_size", Some(cw.fallback_size));
+    k.share(
+        "context_window.utilization_limit",
+        cw.utilization_limit,
+        "the share of the window mnemon may use",
+    );
+    let thresholds = [
+        ("green_threshold", cw.green_threshold),
+        ("yellow_threshold", cw.yellow_threshold),
+        ("orange_threshold", cw.orange_threshold),
+        ("red_threshold", cw.red_threshold),
+    ];
+    let mut all_shares = true;
+    for (name, v) in thresholds {
+        if Ratio::new(v).is_none() {
+            all_shares = false;
+            k.share(
+                &format!("context_window.{name}"),
+                v,
+                "a share of the effective window",
+            );
+        }
+    }
+    if all_shares {
+        for pair in thresholds.windows(2) {
+            let ((lo_name, lo), (hi_name, hi)) = (pair[0], pair[1]);
+            if Ratio::new(hi) <= Ratio::new(lo) {
+                // Blame the key the user wrote; if both or neither, the upper one.
+                let lo_key = format!("context_window.{lo_name}");
+                let hi_key = format!("context_window.{hi_name}");
+                let (key, v) = if (k.is_set)(&lo_key) && !(k.is_set)(&hi_key) {
+                    (lo_key, lo)
+                } else {
+                    (hi_key, hi)
+                };
+                k.fail(
+                    &key,
+                    v,
+                    format!(
+                        "thresholds rising strictly, green < yellow < orange < red, each in (0, 1]; here {lo_name} = {lo} and {hi_name} = {hi}"
+                    ),
+                );
+            }
+        }
+    }
+    if let Some(max) = cw.max_tokens
+        && let Some(limit) = Ratio::new(cw.utilization_limit)
+        && (MIN_WINDOW..=MAX_WINDOW).contains(&max)
+        && limit.of(max) < MIN_WINDOW
+    {
+        k.fail(
+            "context_window.utilization_limit",
+            cw.utilization_limit,
+            format!(
+                "a limit that leaves at least {MIN_WINDOW} tokens of the {max}-token window (at least {:.4})",
+                MIN_WINDOW as f64 / max as f64
+            ),
+        );
+    }
+
+    k.at_least(
+        "working_memory.max_operations",
+        c.working_memory.max_operations,
+        1,
+        "operations kept in working memory",
+    );
+    k.at_least(
+        "working_memory.max_tokens",
+        c.working_memory.max_tokens,
+        1,
+        "tokens of working memory",
+    );
+    if let Some(h) = c.checkpoint.time_interval_hours
+        && !(h.is_finite() && h > 0.0)
+    {
+        k.fail(
+            "checkpoint.time_interval_hours",
+            h,
+            "a number of hours greater than 0, such as 0.5 or 4",
+        );
+    }
+    k.at_least(
+        "checkpoint.operation_interval",
+        c.checkpoint.operation_interval,
+        1,
+        "operations between checkpoints",
+    );
+
+    let r = c.session.compression_target_ratio;
+    if !(r.is_finite() && r > 0.0 && r < 1.0) {
+        k.fail(
+            "session.compression_target_ratio",
+            r,
+            "a number greater than 0 and less than 1 (0.7 keeps 70 %)",
+        );
+    }
+    k.at_least(
+        "session.compression_threshold",
+        c.session.compression_threshold,
+        1,
+        "tokens",
+    );
+    k.at_least(
+        "episodic.compression_threshold",
+        c.episodic.compression_threshold,
+        1,
+        "tokens",
+    );
+    k.at_least(
+        "episodic.keep_versions",
+        Some(c.episodic.keep_versions),
+        1,
+        "old versions kept per document",
+    );
+
+    if c.decisions.log_format != "adr" {
+        k.fail(
+            "decisions.log_format",
+            format!("{:?}", c.decisions.log_format),
+            "\"adr\" (the only format mnemon writes)",
+        );
+    }
+    if c.decisions.log_raw_reasoning {
+        k.fail(
+            "decisions.log_raw_reasoning",
+            true,
+            "false: mnemon never stores raw chain-of-thought, only structured decision records (ADR-018)",
+        );
+    }
+
+    let p = &c.profile;
+    for (key, v) in [
+        (
+            "profile.summarization_threshold_tokens",
+            p.summarization_threshold_tokens,
+        ),
+        (
+            "profile.session_summary_max_tokens",
+            p.session_summary_max_tokens,
+        ),
+        (
+            "profile.project_state_max_tokens",
+            p.project_state_max_tokens,
+        ),
+        ("profile.work_plan_max_tokens", p.work_plan_max_tokens),
+        (
+            "profile.decision_record_max_tokens",
+            p.decision_record_max_tokens,
+        ),
+        (
+            "optimization.artifact_registry_threshold_tokens",
+            c.optimization.artifact_registry_threshold_tokens,
+        ),
+        (
+            "optimization.phase_summary_max_tokens",
+            c.optimization.phase_summary_max_tokens,
+        ),
+        (
+            "optimization.external_storage_threshold_tokens",
+            Some(c.optimization.external_storage_threshold_tokens),
+        ),
+    ] {
+        k.at_least(key, v, 1, "tokens");
+    }
+    k.at_least(
+        "profile.max_decision_records",
+        p.max_decision_records,
+        1,
+        "decision records kept",
+    );
+    let hours = c.optimization.prune_debug_traces_older_than_hours;
+    if !(hours.is_finite() && hours > 0.0) {
+        k.fail(
+            "optimization.prune_debug_traces_older_than_hours",
+            hours,
+            "a number of hours greater than 0",
+        );
+    }
+
+    let pb = &c.phase_budgets;
+    if !(0.0..1.0).contains(&pb.buffer) {
+        k.fail(
+            "phase_budgets.buffer",
+            pb.buffer,
+            "a share from 0 up to (not including) 1",
+        );
+    }
+    for (phase, parts) in pb.phases() {
+        for (name, v) in parts {
+            if !(v.is_finite() && (0.0..=1.0).contains(v)) {
+                k.fail(
+                    &format!("phase_budgets.{phase}.{name}"),
+                    v,
+                    "a share from 0 to 1",
+                );
+            }
+        }
+        let total: f64 = parts.values().sum::<f64>() + pb.buffer;
+        if total > 1.0 + 1e-9 {
+            k.fail(
+                &format!("phase_budgets.{phase}"),
+                format!("{total:.2} with the buffer"),
+                "shares that, with phase_budgets.buffer, add up to at most 1",
+            );
+        }
+    }
+
+    for (id, m) in &c.models {
+        k.window(&format!("models.\"{id}\".context_window"), m.context_window);
+        for (field, v) in [
+            ("cost_per_1m_input_tokens", m.cost_per_1m_input_tokens),
+            ("cost_per_1m_output_tokens", m.cost_per_1m_output_tokens),
+        ] {
+            if let Some(v) = v
+                && !(v.is_finite() && v >= 0.0)
+            {
+                k.fail(
+                    &format!("models.\"{id}\".{field}"),
+                    v,
+                    "a price of 0 or more (USD per million tokens)",
+                );
+            }
+        }
+        if let Some(f) = &m.chat_format
+            && c.chat_format(f).is_none()
+        {
+            k.fail(
+                &format!("models.\"{id}\".chat_format"),
+                format!("{f:?}"),
+                known_formats(c),
+            );
+        }
+    }
+
+    match Registry::with_overrides(&c.models) {
+        Err(RegistryError::MissingField { id, field }) => k.fail(
+            &format!("models.\"{id}\""),
+            "a new model",
+            format!("a table that sets `{field}` (it is not a built-in model)"),
+        ),
+        Err(e) => k.fail("models", "", e.to_string()),
+        Ok(reg) => {
+            if let Some(active) = &c.model.active
+                && let Err(e) = reg.get(active)
+            {
+                k.fail("model.active", format!("{active:?}"), e.hint());
+            }
+        }
+    }
+    k.out
+}
+
+fn known_formats(c: &Config) -> String {
+    let mut names: Vec<&str> = crate::tokens::ChatFormat::BUILT_IN
+        .iter()
+        .map(|(n, _)| *n)
+        .collect();
+    names.extend(c.chat_formats.keys().map(String::as_str));
+    format!(
+        "one of {} (or a [chat_formats.<name>] table)",
+        names.join(", ")
+    )
+}

@@ -1,0 +1,213 @@
+//! From a validated config to what is in force: the model, its window, the
+//! profile, the tokenizer and the chat framing, with where each came from.
+
+use serde::Serialize;
+
+use crate::config::{Config, ProfileChoice};
+use crate::models::{ModelSpec, Registry, RegistryError};
+use crate::profile::{ProfileName, ProfileParams};
+use crate::tokens::{ChatFormat, TokenizerSpec};
+use crate::window::{ContextWindow, Ratio, Thresholds, WindowError, ZoneActions};
+
+/// Where the configured window size came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WindowSource {
+    /// `context_window.max_tokens`.
+    Config,
+    /// The model registry's entry for the active model.
+    Registry,
+    /// `context_window.fallback_size`: nothing else gave a window.
+    Fallback,
+}
+
+/// Why the profile is the one it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProfileSource {
+    /// `profile.name` in config.
+    Config,
+    /// The model registry entry's `optimization_profile`.
+    Model,
+    /// Picked from the effective window.
+    Window,
+}
+
+/// Everything resolved from configuration.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    pub model: Option<ModelSpec>,
+    pub window: ContextWindow,
+    pub window_source: WindowSource,
+    pub profile: ProfileParams,
+    pub profile_source: ProfileSource,
+    pub tokenizer: TokenizerSpec,
+    pub chat_format_name: String,
+    pub chat_format: ChatFormat,
+    /// Things the user should know: a fallback window, an approximate tokenizer.
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SetupError {
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    #[error(transparent)]
+    Window(#[from] WindowError),
+    #[error("chat format `{0}` is neither built in nor defined under [chat_formats.{0}]")]
+    UnknownChatFormat(String),
+}
+
+/// Resolves `config`, optionally for another model than `model.active`.
+pub fn resolve(config: &Config, model_override: Option<&str>) -> Result<Setup, SetupError> {
+    let registry = Registry::with_overrides(&config.models)?;
+    let wanted = model_override.or(config.model.active.as_deref());
+    let model = wanted.map(|name| registry.get(name).cloned()).transpose()?;
+    let cw = &config.context_window;
+    let mut warnings = Vec::new();
+
+    let (configured, window_source) = match (cw.max_tokens, &model) {
+        (Some(max), _) => (max, WindowSource::Config),
+        (None, Some(m)) => (m.context_window, WindowSource::Registry),
+        (None, None) => {
+            warnings.push(format!(
+                "no model is configured and the window could not be detected, so mnemon assumes context_window.fallback_size = {} tokens. Set model.active (see `mnemon models list`) or context_window.max_tokens.",
+                cw.fallback_size
+            ));
+            (cw.fallback_size, WindowSource::Fallback)
+        }
+    };
+
+    // Validation guarantees these are shares; fall back to defaults only for
+    // a config built in code without validation.
+    let share = |v: f64, default: Ratio| Ratio::new(v).unwrap_or(default);
+    let d = Thresholds::default();
+    let thresholds = Thresholds {
+        green: share(cw.green_threshold, d.green),
+        yellow: share(cw.yellow_threshold, d.yellow),
+        orange: share(cw.orange_threshold, d.orange),
+        red: share(cw.red_threshold, d.red),
+    };
+    let actions = ZoneActions::new(
+        cw.green_action,
+        cw.yellow_action,
+        cw.orange_action,
+        cw.red_action,
+    );
+    let window = ContextWindow::new(
+        configured,
+        share(cw.utilization_limit, Ratio::ONE),
+        thresholds,
+        actions,
+    )?;
+
+    let (profile_name, profile_source) = match (
+        config.profile.name,
+        model.as_ref().and_then(|m| m.optimization_profile),
+    ) {
+        (ProfileChoice::Named(p), _) => (p, ProfileSource::Config),
+        // A model's profile suits its own window; once the window is
+        // overridden or limited, the window decides.
+        (ProfileChoice::Auto, Some(p))
+            if window.effective_max() == model.as_ref().map_or(0, |m| m.context_window) =>
+        {
+            (p, ProfileSource::Model)
+        }
+        (ProfileChoice::Auto, _) => (
+            ProfileName::for_window(window.effective_max()),
+            ProfileSource::Window,
+        ),
+    };
+    let profile = ProfileParams::new(profile_name, window.effective_max())
+        .with_overrides(&config.profile_overrides());
+
+    let tokenizer = model
+        .as_ref()
+        .map_or(TokenizerSpec::Heuristic, |m| m.tokenizer.clone());
+    if tokenizer == TokenizerSpec::Heuristic {
+        let name = model.as_ref().map_or("this project", |m| m.id.as_str());
+        warnings.push(format!(
+            "token counts for {name} are estimates (characters / 4). For exact counts set tokenizer = \"hf:path/to/tokenizer.json\" under [models.\"{}\"].",
+            model.as_ref().map_or("<id>", |m| m.id.as_str())
+        ));
+    }
+    let chat_format_name = model
+        .as_ref()
+        .map_or_else(|| "openai".to_string(), |m| m.chat_format.clone());
+    let chat_format = config
+        .chat_format(&chat_format_name)
+        .ok_or_else(|| SetupError::UnknownChatFormat(chat_format_name.clone()))?;
+
+    Ok(Setup {
+        model,
+        window,
+        window_source,
+        profile,
+        profile_source,
+        tokenizer,
+        chat_format_name,
+        chat_format,
+        warnings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokens::Encoding;
+
+    fn cfg(model: Option<&str>) -> Config {
+        let mut c = Config::default();
+        c.model.active = model.map(Into::into);
+        c
+    }
+
+    #[test]
+    fn model_window_and_profile() {
+        let s = resolve(&cfg(Some("qwen_2.5_32b")), None).unwrap();
+        assert_eq!(s.window.configured_max(), 128_000);
+        assert_eq!(s.window_source, WindowSource::Registry);
+        assert_eq!(s.profile.name, ProfileName::Balanced);
+        assert_eq!(s.profile_source, ProfileSource::Model);
+        assert_eq!(s.chat_format, ChatFormat::CHATML);
+        assert_eq!(s.warnings.len(), 1, "heuristic tokenizer warning");
+    }
+
+    #[test]
+    fn utilization_limit_moves_the_profile() {
+        let mut c = cfg(Some("gpt-4o"));
+        c.context_window.utilization_limit = 0.2;
+        let s = resolve(&c, None).unwrap();
+        assert_eq!(s.window.effective_max(), 25_600);
+        assert_eq!(s.profile.name, ProfileName::Aggressive);
+        assert_eq!(s.profile_source, ProfileSource::Window);
+        assert_eq!(s.tokenizer, TokenizerSpec::OpenAi(Encoding::O200kBase));
+        assert!(s.warnings.is_empty());
+    }
+
+    #[test]
+    fn no_model_falls_back_with_a_warning() {
+        let s = resolve(&cfg(None), None).unwrap();
+        assert_eq!(s.window.configured_max(), 16_384);
+        assert_eq!(s.window_source, WindowSource::Fallback);
+        assert!(s.warnings[0].contains("fallback_size = 16384"));
+    }
+
+    #[test]
+    fn max_tokens_and_named_profile_win() {
+        let mut c = cfg(Some("gpt-4o"));
+        c.context_window.max_tokens = Some(4_096);
+        c.profile.name = ProfileChoice::Named(ProfileName::Minimal);
+        let s = resolve(&c, None).unwrap();
+        assert_eq!(s.window.effective_max(), 4_096);
+        assert_eq!(s.window_source, WindowSource::Config);
+        assert_eq!(s.profile.name, ProfileName::Minimal);
+        assert_eq!(s.profile_source, ProfileSource::Config);
+    }
+
+    #[test]
+    fn unknown_model_is_an_error() {
+        let err = resolve(&cfg(None), Some("gpt-4x")).unwrap_err();
+        assert!(err.to_string().contains("unknown model `gpt-4x`"), "{err}");
+    }
+}

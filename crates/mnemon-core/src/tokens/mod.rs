@@ -1,0 +1,140 @@
+//! Exact token counting.
+//!
+//! Every budget mnemon enforces is only as good as its token counts, so the
+//! counters here are exact for the model's real tokenizer wherever one is
+//! public (OpenAI's BPE vocabularies ship inside `bpe-openai`; local models
+//! bring their HuggingFace `tokenizer.json`). Only models with no public
+//! tokenizer fall back to the calibrated characters/4 heuristic, and that
+//! counter says so through [`TokenCounter::is_exact`].
+
+mod chat;
+mod heuristic;
+#[cfg(feature = "hf-tokenizer")]
+mod hf;
+mod openai;
+
+use std::fmt;
+use std::str::FromStr;
+
+pub use chat::{ChatFormat, ChatMessage, count_chat};
+pub use heuristic::Heuristic;
+#[cfg(feature = "hf-tokenizer")]
+pub use hf::HfTokenizer;
+pub use openai::{Encoding, OpenAiBpe};
+
+/// Counts tokens the way one model's tokenizer does.
+///
+/// This is a seam because the real tokenizer of a local model is a file the
+/// caller loads; core never reads it itself.
+pub trait TokenCounter: Send + Sync + fmt::Debug {
+    /// A short name for reports: `cl100k_base`, `o200k_base`, `hf:<name>`, `heuristic`.
+    fn name(&self) -> &str;
+
+    /// True when counts equal the model's own tokenizer, token for token.
+    fn is_exact(&self) -> bool;
+
+    /// The number of tokens `text` encodes to.
+    fn count(&self, text: &str) -> usize;
+
+    /// `Some(count)` when `text` encodes to at most `limit` tokens, `None`
+    /// otherwise. Implementations stop early where they can, so a "does this
+    /// fit?" check on a huge input costs O(limit), not O(input).
+    fn count_up_to(&self, text: &str, limit: usize) -> Option<usize> {
+        let n = self.count(text);
+        (n <= limit).then_some(n)
+    }
+}
+
+/// Which tokenizer a model uses, as written in config and the model registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenizerSpec {
+    /// An exact OpenAI BPE vocabulary.
+    OpenAi(Encoding),
+    /// A HuggingFace `tokenizer.json` at this path (relative paths are
+    /// resolved against the project directory by the caller).
+    HuggingFace(String),
+    /// Characters / 4, times a calibration factor.
+    Heuristic,
+}
+
+impl TokenizerSpec {
+    /// The accepted spellings, for error messages.
+    pub const FORMS: &'static str =
+        "cl100k_base, o200k_base, heuristic, or hf:<path to tokenizer.json>";
+}
+
+impl fmt::Display for TokenizerSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TokenizerSpec::OpenAi(e) => f.write_str(e.name()),
+            TokenizerSpec::HuggingFace(p) => write!(f, "hf:{p}"),
+            TokenizerSpec::Heuristic => f.write_str("heuristic"),
+        }
+    }
+}
+
+/// A tokenizer name that is none of [`TokenizerSpec::FORMS`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown tokenizer `{0}`: expected {forms}", forms = TokenizerSpec::FORMS)]
+pub struct UnknownTokenizer(pub String);
+
+impl FromStr for TokenizerSpec {
+    type Err = UnknownTokenizer;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.trim();
+        if let Some(path) = s.strip_prefix("hf:") {
+            if path.is_empty() {
+                return Err(UnknownTokenizer(s.to_string()));
+            }
+            return Ok(TokenizerSpec::HuggingFace(path.to_string()));
+        }
+        if s == "heuristic" {
+            return Ok(TokenizerSpec::Heuristic);
+        }
+        s.parse::<Encoding>()
+            .map(TokenizerSpec::OpenAi)
+            .map_err(|_| UnknownTokenizer(s.to_string()))
+    }
+}
+
+impl serde::Serialize for TokenizerSpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for TokenizerSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_round_trips_through_text() {
+        for s in [
+            "cl100k_base",
+            "o200k_base",
+            "heuristic",
+            "hf:models/qwen/tokenizer.json",
+        ] {
+            let spec: TokenizerSpec = s.parse().unwrap();
+            assert_eq!(spec.to_string(), s);
+        }
+    }
+
+    #[test]
+    fn spec_rejects_unknown_names_and_empty_paths() {
+        assert!("p50k_base".parse::<TokenizerSpec>().is_err());
+        let err = "hf:".parse::<TokenizerSpec>().unwrap_err();
+        assert!(
+            err.to_string().contains("hf:<path to tokenizer.json>"),
+            "{err}"
+        );
+    }
+}
