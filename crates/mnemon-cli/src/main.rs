@@ -1,1 +1,41 @@
-fn main() {}
+//! The `mnemon` binary: parses the command line, does the IO mnemon-core
+//! leaves to callers, and prints. Exit codes: 0 success, 1 an error in
+//! input, configuration or the environment, 2 a usage error (from clap).
+
+mod cli;
+mod commands;
+mod output;
+mod project;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use cli::{Cli, ColorWhen, Command, ConfigCommand, ModelsCommand, TokensCommand};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.global.color {
+        ColorWhen::Auto => {}
+        ColorWhen::Always => anstream::ColorChoice::Always.write_global(),
+        ColorWhen::Never => anstream::ColorChoice::Never.write_global(),
+    }
+    let g = &cli.global;
+    let result = match &cli.command {
+        Command::Init(args) => commands::init::run(g, args),
+        Command::Status(args) => commands::status::run(g, args),
+        Command::Tokens(TokensCommand::Count(args)) => commands::tokens::count(g, args),
+        Command::Models(ModelsCommand::List) => commands::models::list(g),
+        Command::Config(ConfigCommand::Default) => commands::config::default(g),
+        Command::Config(ConfigCommand::Show) => commands::config::show(g),
+        Command::Config(ConfigCommand::Validate) => commands::config::validate(g),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let style = anstyle::AnsiColor::Red.on_default().bold();
+            anstream::eprintln!("{style}error:{style:#} {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! `mnemon status`: how full the window is and what to do about it.
+
+use anyhow::Result;
+use mnemon_core::profile::Provenance;
+use mnemon_core::setup::{ProfileSource, Setup, WindowSource};
+use serde_json::json;
+
+use crate::cli::{Global, StatusArgs};
+use crate::output::{BOLD, DIM, WARN, bar, json, thousands, zone_style};
+use crate::project::{Project, display_path};
+
+pub fn run(g: &Global, args: &StatusArgs) -> Result<()> {
+    let project = Project::find(g.dir.as_deref())?;
+    let loaded = project.load_config()?;
+    let setup = project.setup(&loaded, args.model.as_deref())?;
+    let counter = project.counter(&setup.tokenizer)?;
+    // Until something is recorded, nothing occupies the live context.
+    let (used, usage_source) = match args.used {
+        Some(n) => (n, "given"),
+        None => (0, "nothing recorded yet"),
+    };
+    let status = setup.window.status(used);
+    let project_dir = project.dir.as_deref().map(display_path);
+
+    if g.json {
+        return json(&json!({
+            "project": project_dir,
+            "model": setup.model,
+            "window_source": setup.window_source,
+            "tokenizer": { "name": counter.name(), "exact": counter.is_exact() },
+            "chat_format": { "name": setup.chat_format_name, "format": setup.chat_format },
+            "usage_source": usage_source,
+            "window": status,
+            "recommended_action": status.action,
+            "profile": { "name": setup.profile.name, "source": setup.profile_source, "parameters": setup.profile },
+            "warnings": setup.warnings,
+        }));
+    }
+
+    let z = zone_style(status.zone);
+    let out = &mut String::new();
+    let mut line =
+        |label: &str, value: String| out.push_str(&format!("{BOLD}{label:<11}{BOLD:#} {value}\n"));
+    line(
+        "project",
+        project_dir.unwrap_or_else(|| {
+            format!(
+                "none (run `mnemon init` here to create {})",
+                crate::project::DIR_NAME
+            )
+        }),
+    );
+    line("model", model_line(&setup));
+    let source = match setup.window_source {
+        WindowSource::Config => "from context_window.max_tokens",
+        WindowSource::Registry => "from the model registry",
+        WindowSource::Fallback => "fallback_size: no model or max_tokens set",
+    };
+    line(
+        "window",
+        format!(
+            "{} configured × {:.2} = {} effective  {DIM}({source}){DIM:#}",
+            thousands(status.configured_max),
+            status.utilization_limit,
+            thousands(status.effective_max)
+        ),
+    );
+    let f = setup.chat_format;
+    line(
+        "tokenizer",
+        format!(
+            "{} ({})  {DIM}chat format {} = {}/{}/{} per message/name/reply{DIM:#}",
+            counter.name(),
+            if counter.is_exact() {
+                "exact"
+            } else {
+                "estimate"
+            },
+            setup.chat_format_name,
+            f.tokens_per_message,
+            f.tokens_per_name,
+            f.reply_priming
+        ),
+    );
+    line(
+        "usage",
+        format!(
+            "{} / {} tokens ({:.1} %), {} available  {DIM}({usage_source}){DIM:#}",
+            thousands(status.used),
+            thousands(status.effective_max),
+            status.fraction * 100.0,
+            thousands(status.available)
+        ),
+    );
+    let emergency = if status.emergency {
+        format!("  {WARN}EMERGENCY{WARN:#}")
+    } else {
+        String::new()
+    };
+    line(
+        "zone",
+        format!(
+            "{} {z}{}{z:#} → {}{emergency}",
+            bar(status.fraction, 30, status.zone),
+            status.zone.name().to_uppercase(),
+            status.action
+        ),
+    );
+    let t = status.thresholds;
+    line(
+        "thresholds",
+        format!(
+            "yellow from {} · orange from {} · red from {} · emergency from {}",
+            thousands(t.yellow_from),
+            thousands(t.orange_from),
+            thousands(t.red_from),
+            thousands(t.emergency_from)
+        ),
+    );
+    let why = match setup.profile_source {
+        ProfileSource::Config => "set by profile.name",
+        ProfileSource::Model => "the model's profile",
+        ProfileSource::Window => "chosen from the effective window",
+    };
+    line(
+        "profile",
+        format!("{}  {DIM}({why}){DIM:#}", setup.profile.name),
+    );
+    for (name, value, source) in setup.profile.rows() {
+        let note = match source {
+            Provenance::Seed => "",
+            Provenance::Derived => "  (derived: share of the window)",
+            Provenance::Config => "  (config)",
+        };
+        out.push_str(&format!("  {name:<38} {value:>9}{DIM}{note}{DIM:#}\n"));
+    }
+    anstream::print!("{out}");
+    for w in &setup.warnings {
+        anstream::eprintln!("{WARN}warning:{WARN:#} {w}");
+    }
+    Ok(())
+}
+
+fn model_line(setup: &Setup) -> String {
+    match &setup.model {
+        Some(m) => format!("{} ({})", m.id, m.provider),
+        None => "none configured".to_string(),
+    }
+}

@@ -1,0 +1,123 @@
+//! Finding the project, reading its configuration and environment, and
+//! loading tokenizers: the IO that mnemon-core leaves to its callers.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use mnemon_core::config::{ConfigFile, Loaded, load};
+use mnemon_core::setup::{Setup, resolve};
+use mnemon_core::tokens::{Heuristic, OpenAiBpe, TokenCounter, TokenizerSpec};
+
+pub const DIR_NAME: &str = ".mnemon";
+pub const CONFIG_NAME: &str = "config.toml";
+
+/// A project's `.mnemon/` directory, or none yet.
+#[derive(Debug, Clone)]
+pub struct Project {
+    /// The directory holding `.mnemon/` (relative tokenizer paths start here).
+    pub root: PathBuf,
+    /// `.mnemon/` itself, when it exists.
+    pub dir: Option<PathBuf>,
+}
+
+impl Project {
+    /// `--dir` if given, else the nearest ancestor of the working directory
+    /// with a `.mnemon/`, else the working directory with none.
+    pub fn find(dir: Option<&Path>) -> Result<Project> {
+        let cwd = std::env::current_dir().context("cannot read the working directory")?;
+        if let Some(dir) = dir {
+            let root = cwd.join(dir);
+            if !root.is_dir() {
+                bail!("--dir {} is not a directory", dir.display());
+            }
+            let d = root.join(DIR_NAME);
+            return Ok(Project {
+                dir: d.is_dir().then_some(d),
+                root,
+            });
+        }
+        for ancestor in cwd.ancestors() {
+            let d = ancestor.join(DIR_NAME);
+            if d.is_dir() {
+                return Ok(Project {
+                    root: ancestor.to_path_buf(),
+                    dir: Some(d),
+                });
+            }
+        }
+        Ok(Project {
+            root: cwd,
+            dir: None,
+        })
+    }
+
+    pub fn config_path(&self) -> Option<PathBuf> {
+        self.dir
+            .as_ref()
+            .map(|d| d.join(CONFIG_NAME))
+            .filter(|p| p.is_file())
+    }
+
+    /// Defaults, then config.toml, then MNEMON_* variables.
+    pub fn load_config(&self) -> Result<Loaded> {
+        let env: Vec<(String, String)> = std::env::vars()
+            .filter(|(k, _)| k.starts_with("MNEMON_"))
+            .collect();
+        let path = self.config_path();
+        let text = match &path {
+            Some(p) => Some(
+                std::fs::read_to_string(p)
+                    .with_context(|| format!("cannot read {}", p.display()))?,
+            ),
+            None => None,
+        };
+        let shown = path.as_ref().map(|p| display_path(p));
+        let file = match (&shown, &text) {
+            (Some(path), Some(text)) => Some(ConfigFile { path, text }),
+            _ => None,
+        };
+        Ok(load(file, &env)?)
+    }
+
+    pub fn setup(&self, loaded: &Loaded, model: Option<&str>) -> Result<Setup> {
+        Ok(resolve(&loaded.config, model)?)
+    }
+
+    /// The counter a tokenizer spec names; HuggingFace files are read here.
+    pub fn counter(&self, spec: &TokenizerSpec) -> Result<Box<dyn TokenCounter>> {
+        Ok(match spec {
+            TokenizerSpec::OpenAi(e) => Box::new(OpenAiBpe::new(*e)),
+            TokenizerSpec::Heuristic => Box::new(Heuristic::default()),
+            TokenizerSpec::HuggingFace(path) => load_hf(&self.root.join(path))?,
+        })
+    }
+}
+
+#[cfg(feature = "hf-tokenizer")]
+pub fn load_hf(path: &Path) -> Result<Box<dyn TokenCounter>> {
+    let bytes = std::fs::read(path).with_context(|| {
+        format!("cannot read the tokenizer file {}: check the path (relative paths start at the project directory)", path.display())
+    })?;
+    Ok(Box::new(mnemon_core::tokens::HfTokenizer::from_bytes(
+        display_path(path),
+        &bytes,
+    )?))
+}
+
+#[cfg(not(feature = "hf-tokenizer"))]
+pub fn load_hf(path: &Path) -> Result<Box<dyn TokenCounter>> {
+    bail!(
+        "{} is a HuggingFace tokenizer, but this mnemon was built without the hf-tokenizer feature; rebuild with `--features hf-tokenizer`",
+        path.display()
+    )
+}
+
+/// A path relative to the working directory when it is below it.
+pub fn display_path(p: &Path) -> String {
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| p.strip_prefix(cwd).ok().map(Path::to_path_buf))
+        .unwrap_or_else(|| p.to_path_buf())
+        .display()
+        .to_string()
+}
