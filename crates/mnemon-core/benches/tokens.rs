@@ -18,15 +18,21 @@ fn throughput(c: &mut Criterion) {
     let text = corpus::mixed(42, 1 << 20);
     let mut g = c.benchmark_group("count_1MiB_mixed");
     g.throughput(Throughput::Bytes(text.len() as u64));
-    g.sample_size(20).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(4));
+    g.sample_size(20)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(4));
     for e in Encoding::ALL {
         let ours = OpenAiBpe::new(e);
         let theirs = match e {
             Encoding::Cl100kBase => tiktoken_rs::cl100k_base().unwrap(),
             Encoding::O200kBase => tiktoken_rs::o200k_base().unwrap(),
         };
-        g.bench_function(format!("bpe-openai/{e}"), |b| b.iter(|| ours.count(black_box(&text))));
-        g.bench_function(format!("tiktoken-rs/{e}"), |b| b.iter(|| theirs.encode_ordinary(black_box(&text)).len()));
+        g.bench_function(format!("bpe-openai/{e}"), |b| {
+            b.iter(|| ours.count(black_box(&text)))
+        });
+        g.bench_function(format!("tiktoken-rs/{e}"), |b| {
+            b.iter(|| theirs.encode_ordinary(black_box(&text)).len())
+        });
     }
     let h = Heuristic::default();
     g.bench_function("heuristic", |b| b.iter(|| h.count(black_box(&text))));
@@ -36,13 +42,17 @@ fn throughput(c: &mut Criterion) {
 fn limit_check(c: &mut Criterion) {
     let text = corpus::mixed(43, 10 << 20);
     let mut g = c.benchmark_group("fits_4096_in_10MiB");
-    g.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(5));
+    g.sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5));
     for e in Encoding::ALL {
         let ours = OpenAiBpe::new(e);
         g.bench_function(format!("count_up_to/{e}"), |b| {
             b.iter(|| assert_eq!(ours.count_up_to(black_box(&text), 4_096), None))
         });
-        g.bench_function(format!("full_count/{e}"), |b| b.iter(|| ours.count(black_box(&text)) > 4_096));
+        g.bench_function(format!("full_count/{e}"), |b| {
+            b.iter(|| ours.count(black_box(&text)) > 4_096)
+        });
     }
     g.finish();
 }
