@@ -13,6 +13,7 @@
 //! `tests/no_io.rs` enforces this.
 
 pub mod config;
+pub mod importance;
 pub mod models;
 pub mod profile;
 pub mod setup;
