@@ -14,6 +14,7 @@
 
 pub mod config;
 pub mod importance;
+pub mod memory;
 pub mod models;
 pub mod profile;
 pub mod setup;

@@ -1,0 +1,21 @@
+//! Memory: what mnemon remembers and the rules for remembering it.
+//!
+//! Types and the storage seam live here; backends live in their own crates
+//! (`mnemon-sqlite`). [`Memory`] applies the domain rules on every write:
+//! exact token counts, importance, pinning, no raw reasoning.
+
+mod hot;
+pub mod privacy;
+mod service;
+mod store;
+mod types;
+mod working;
+
+pub use hot::{HotContext, HotItem, HotItemChange, HotItemDraft, HotKind, HotStatus, Priority};
+pub use service::{Memory, RestoredSession, data_text};
+pub use store::{HotStore, OperationLog, SessionStore, Store, StoreError};
+pub use types::{
+    Clock, Message, MessageDraft, MessageQuery, NewMessage, NewOperation, Operation,
+    OperationDraft, OperationQuery, Phase, Session, SessionChange, SessionStatus, Timestamp,
+};
+pub use working::WorkingMemory;

@@ -1,0 +1,348 @@
+//! `Memory`: the rules every write passes through before it reaches a
+//! store. Tokens are counted, importance scored, critical items pinned, raw
+//! reasoning stripped, and each record attached to the agent's session.
+
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::hot::{HotContext, HotItem, HotItemChange, HotItemDraft, HotKind, HotStatus, Priority};
+use super::privacy::{strip_reasoning, strip_reasoning_fields};
+use super::store::{Store, StoreError};
+use super::types::{
+    Clock, Message, MessageDraft, MessageQuery, NewMessage, NewOperation, Operation,
+    OperationDraft, OperationQuery, Session, SessionChange, SessionStatus,
+};
+use super::working::WorkingMemory;
+use crate::importance::{Role, is_pinned_operation, score_message};
+use crate::tokens::TokenCounter;
+
+/// What restoring a session brings back (short-term-context seed §5).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RestoredSession {
+    pub session: Session,
+    pub hot_context: HotContext,
+    /// The last ten messages, oldest first.
+    pub recent_messages: Vec<Message>,
+    pub summary: Option<String>,
+}
+
+pub struct Memory<S> {
+    store: S,
+    counter: Box<dyn TokenCounter>,
+    clock: Arc<dyn Clock>,
+    agent: String,
+    working_limits: (usize, u64),
+}
+
+impl<S> std::fmt::Debug for Memory<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Memory")
+            .field("agent", &self.agent)
+            .field("counter", &self.counter.name())
+            .finish()
+    }
+}
+
+const DEFAULT_AGENT: &str = "orchestrator";
+
+impl<S: Store> Memory<S> {
+    /// `working_limits` are the profile's working-memory operation count and tokens.
+    pub fn new(
+        store: S,
+        counter: Box<dyn TokenCounter>,
+        clock: Arc<dyn Clock>,
+        agent: Option<&str>,
+        working_limits: (usize, u64),
+    ) -> Self {
+        Memory {
+            store,
+            counter,
+            clock,
+            agent: agent
+                .filter(|a| !a.trim().is_empty())
+                .unwrap_or(DEFAULT_AGENT)
+                .to_string(),
+            working_limits,
+        }
+    }
+
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    pub fn agent(&self) -> &str {
+        &self.agent
+    }
+
+    pub fn counter(&self) -> &dyn TokenCounter {
+        self.counter.as_ref()
+    }
+
+    /// The agent's active session, started if there is none.
+    pub fn current_session(&self) -> Result<Session, StoreError> {
+        match self.store.active_session(&self.agent)? {
+            Some(s) => Ok(s),
+            None => self
+                .store
+                .create_session(None, None, &self.agent, self.clock.now()),
+        }
+    }
+
+    pub fn record(&self, new: NewOperation) -> Result<Operation, StoreError> {
+        let kind = new.kind.trim();
+        if kind.is_empty() {
+            return Err(StoreError::Invalid(
+                "an operation needs a type, such as nl_command or task_execution".into(),
+            ));
+        }
+        let (data, _) = strip_reasoning_fields(&new.data);
+        let text = data_text(&data);
+        let tokens = new
+            .tokens
+            .unwrap_or_else(|| self.counter.count(&format!("{kind} {text}")) as u64);
+        // Commands come from a person; everything else is the agent's doing.
+        let role = if kind == "nl_command" {
+            Role::User
+        } else {
+            Role::Assistant
+        };
+        let pinned = is_pinned_operation(kind, new.status.as_deref(), &data);
+        let mut importance = score_message(role, &text);
+        if pinned {
+            importance = importance.max(0.9);
+        }
+        let session = self.current_session()?;
+        self.store.append_operation(&OperationDraft {
+            session_id: Some(session.id),
+            agent: new.agent.unwrap_or_else(|| self.agent.clone()),
+            kind: kind.to_string(),
+            data,
+            tokens,
+            phase: new.phase,
+            status: new.status,
+            importance,
+            pinned,
+            created_at: self.clock.now(),
+        })
+    }
+
+    pub fn message(&self, new: NewMessage) -> Result<Message, StoreError> {
+        let content = strip_reasoning(&new.content);
+        if content.trim().is_empty() {
+            return Err(StoreError::Invalid(
+                "a message needs content (after removing any <think> blocks)".into(),
+            ));
+        }
+        let tokens = new
+            .tokens
+            .unwrap_or_else(|| self.counter.count(&content) as u64);
+        let importance = score_message(new.role, &content);
+        let session = self.current_session()?;
+        self.store.append_message(&MessageDraft {
+            session_id: Some(session.id),
+            role: new.role,
+            agent: new.agent.unwrap_or_else(|| self.agent.clone()),
+            content: content.clone(),
+            tokens,
+            importance,
+            // Asking to be remembered pins a message as it pins an operation.
+            pinned: importance >= 1.0 && crate::importance::Signals::of(&content).remember,
+            created_at: self.clock.now(),
+        })
+    }
+
+    pub fn recent(&self, q: &OperationQuery) -> Result<Vec<Operation>, StoreError> {
+        self.store.operations(q)
+    }
+
+    pub fn recent_messages(&self, q: &MessageQuery) -> Result<Vec<Message>, StoreError> {
+        self.store.messages(q)
+    }
+
+    /// Tier 1, rebuilt from the current session's log.
+    pub fn working_memory(&self) -> Result<WorkingMemory, StoreError> {
+        let (max_ops, max_tokens) = self.working_limits;
+        let session = self.store.active_session(&self.agent)?;
+        let recent = match session {
+            Some(s) => self.store.operations(&OperationQuery {
+                session_id: Some(s.id),
+                limit: Some(max_ops),
+                ..OperationQuery::default()
+            })?,
+            None => Vec::new(),
+        };
+        Ok(WorkingMemory::rebuild(max_ops, max_tokens, &recent))
+    }
+
+    pub fn start_session(&self, title: Option<&str>) -> Result<Session, StoreError> {
+        self.store
+            .create_session(None, title, &self.agent, self.clock.now())
+    }
+
+    fn session_or_current(&self, id: Option<&str>) -> Result<Session, StoreError> {
+        match id {
+            Some(id) => self.store.session(id),
+            None => self
+                .store
+                .active_session(&self.agent)?
+                .ok_or_else(|| StoreError::NotFound {
+                    what: "active session",
+                    id: self.agent.clone(),
+                }),
+        }
+    }
+
+    pub fn end_session(&self, id: Option<&str>) -> Result<Session, StoreError> {
+        let s = self.session_or_current(id)?;
+        self.store.update_session(
+            &s.id,
+            &SessionChange {
+                status: Some(SessionStatus::Ended),
+                ended_at: Some(self.clock.now()),
+                ..SessionChange::default()
+            },
+        )
+    }
+
+    pub fn archive_session(
+        &self,
+        id: Option<&str>,
+        title: Option<&str>,
+    ) -> Result<Session, StoreError> {
+        let s = self.session_or_current(id)?;
+        self.store.update_session(
+            &s.id,
+            &SessionChange {
+                status: Some(SessionStatus::Archived),
+                title: title.map(str::to_string),
+                ended_at: Some(s.ended_at.unwrap_or_else(|| self.clock.now())),
+                ..SessionChange::default()
+            },
+        )
+    }
+
+    /// Makes `id` the agent's active session again and returns its state.
+    pub fn restore_session(&self, id: &str) -> Result<RestoredSession, StoreError> {
+        let s = self.store.session(id)?;
+        if let Some(active) = self.store.active_session(&self.agent)?
+            && active.id != s.id
+        {
+            self.end_session(Some(&active.id))?;
+        }
+        let session = self.store.update_session(
+            &s.id,
+            &SessionChange {
+                status: Some(SessionStatus::Active),
+                ..SessionChange::default()
+            },
+        )?;
+        let mut recent_messages = self.store.messages(&MessageQuery {
+            session_id: Some(session.id.clone()),
+            limit: Some(10),
+            ..MessageQuery::default()
+        })?;
+        recent_messages.reverse();
+        Ok(RestoredSession {
+            summary: session.summary.clone(),
+            session,
+            hot_context: self.store.hot_context()?,
+            recent_messages,
+        })
+    }
+
+    pub fn hot(&self) -> Result<HotContext, StoreError> {
+        self.store.hot_context()
+    }
+
+    /// Adds a hot-context item and records the change as a pinned operation,
+    /// so "what did we do?" and compaction both see it.
+    pub fn add_hot(
+        &self,
+        kind: HotKind,
+        text: &str,
+        detail: Option<&str>,
+        priority: Option<Priority>,
+        parent: Option<&str>,
+    ) -> Result<HotItem, StoreError> {
+        let text = strip_reasoning(text);
+        if text.trim().is_empty() {
+            return Err(StoreError::Invalid(format!("a {} needs text", kind.name())));
+        }
+        let parent_id = match parent {
+            Some(p) => Some(self.store.hot_item(p)?.id),
+            None => None,
+        };
+        let status = if kind == HotKind::Goal {
+            HotStatus::Pending
+        } else {
+            HotStatus::Active
+        };
+        let item = self.store.add_hot_item(&HotItemDraft {
+            kind,
+            text: text.trim().to_string(),
+            detail: detail.map(strip_reasoning).filter(|d| !d.trim().is_empty()),
+            parent_id,
+            priority: if kind == HotKind::Goal {
+                Some(priority.unwrap_or_default())
+            } else {
+                priority
+            },
+            status,
+            agent: self.agent.clone(),
+            created_at: self.clock.now(),
+        })?;
+        self.log_hot("added", &item)?;
+        Ok(item)
+    }
+
+    /// Changes an item the caller read at `version`; a stale version is a
+    /// [`StoreError::Conflict`] carrying the current item.
+    pub fn update_hot(
+        &self,
+        id: &str,
+        version: u64,
+        change: HotItemChange,
+    ) -> Result<HotItem, StoreError> {
+        let current = self.store.hot_item(id)?;
+        if let Some(status) = change.status {
+            let goal_status = matches!(
+                status,
+                HotStatus::Pending | HotStatus::InProgress | HotStatus::Complete
+            );
+            if (current.kind == HotKind::Goal) != goal_status && status != HotStatus::Removed {
+                return Err(StoreError::Invalid(format!(
+                    "a {} cannot become {status}: goals are pending, in-progress or complete; other items are active or removed",
+                    current.kind.name()
+                )));
+            }
+        }
+        let change = HotItemChange {
+            agent: Some(self.agent.clone()),
+            ..change
+        };
+        let item = self
+            .store
+            .update_hot_item(&current.id, version, &change, self.clock.now())?;
+        self.log_hot("updated", &item)?;
+        Ok(item)
+    }
+
+    fn log_hot(&self, action: &str, item: &HotItem) -> Result<Operation, StoreError> {
+        self.record(NewOperation {
+            kind: format!("{}_{action}", item.kind.name()),
+            data: json!({"id": item.id, "text": item.text, "status": item.status.name(), "version": item.version}),
+            status: Some(item.status.name().into()),
+            ..NewOperation::default()
+        })
+    }
+}
+
+/// The text of an operation's data, for counting and scoring.
+pub fn data_text(data: &serde_json::Value) -> String {
+    match data {
+        serde_json::Value::Null => String::new(),
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,106 @@
+//! The storage seam. Core defines what a backend must do; `mnemon-sqlite`
+//! (and later PostgreSQL) implement it. Every method is one transaction and
+//! returns only after it commits. Nothing here is SQLite-specific: ids are
+//! opaque strings the backend assigns, `seq` is any strictly increasing
+//! position, and every row belongs to the store's project.
+
+use super::hot::{HotContext, HotItem, HotItemChange, HotItemDraft};
+use super::types::{
+    Message, MessageDraft, MessageQuery, Operation, OperationDraft, OperationQuery, Session,
+    SessionChange, Timestamp,
+};
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StoreError {
+    #[error("no {what} with id `{id}`")]
+    NotFound { what: &'static str, id: String },
+    #[error("`{prefix}` matches {count} {what}s; give more of the id")]
+    Ambiguous {
+        what: &'static str,
+        prefix: String,
+        count: usize,
+    },
+    /// An update named a version that is no longer current. `current` is
+    /// the item as it is now, so the caller can redo its change on it.
+    #[error(
+        "conflict: {what} `{id}` is at version {actual}, not {expected}; someone else changed it. Re-read it and apply your change again"
+    )]
+    Conflict {
+        what: &'static str,
+        id: String,
+        expected: u64,
+        actual: u64,
+        current: Box<HotItem>,
+    },
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{path} is not a mnemon database: {reason}")]
+    Foreign { path: String, reason: String },
+    #[error(
+        "{path} was written by a newer mnemon (schema version {found}; this mnemon knows up to {supported}). Upgrade mnemon; the file was not changed"
+    )]
+    NewerSchema {
+        path: String,
+        found: i64,
+        supported: i64,
+    },
+    #[error("{path} is damaged: {reason}. Restore it from a backup; mnemon changed nothing")]
+    Corrupt { path: String, reason: String },
+    #[error("cannot write {path}: {reason}")]
+    ReadOnly { path: String, reason: String },
+    #[error("the disk is full; nothing was written. Free space and retry")]
+    DiskFull,
+    #[error("storage error: {0}")]
+    Backend(String),
+}
+
+/// Operations and messages: an append-only log.
+pub trait OperationLog {
+    fn append_operation(&self, op: &OperationDraft) -> Result<Operation, StoreError>;
+    fn append_message(&self, msg: &MessageDraft) -> Result<Message, StoreError>;
+    /// Most recent first.
+    fn operations(&self, q: &OperationQuery) -> Result<Vec<Operation>, StoreError>;
+    /// Most recent first.
+    fn messages(&self, q: &MessageQuery) -> Result<Vec<Message>, StoreError>;
+    fn operation(&self, id: &str) -> Result<Operation, StoreError>;
+}
+
+pub trait SessionStore {
+    fn create_session(
+        &self,
+        id_hint: Option<&str>,
+        title: Option<&str>,
+        agent: &str,
+        at: Timestamp,
+    ) -> Result<Session, StoreError>;
+    /// By full id or unique prefix.
+    fn session(&self, id: &str) -> Result<Session, StoreError>;
+    /// Most recently active first.
+    fn sessions(&self, limit: usize) -> Result<Vec<Session>, StoreError>;
+    fn update_session(&self, id: &str, change: &SessionChange) -> Result<Session, StoreError>;
+    /// The most recently started active session of `agent`, if any.
+    fn active_session(&self, agent: &str) -> Result<Option<Session>, StoreError>;
+}
+
+pub trait HotStore {
+    /// The live items and the hot context's version.
+    fn hot_context(&self) -> Result<HotContext, StoreError>;
+    /// Never conflicts.
+    fn add_hot_item(&self, draft: &HotItemDraft) -> Result<HotItem, StoreError>;
+    /// Refused with [`StoreError::Conflict`] unless the item is at `expected_version`.
+    fn update_hot_item(
+        &self,
+        id: &str,
+        expected_version: u64,
+        change: &HotItemChange,
+        at: Timestamp,
+    ) -> Result<HotItem, StoreError>;
+    /// By full id or unique prefix, live or not.
+    fn hot_item(&self, id: &str) -> Result<HotItem, StoreError>;
+}
+
+/// Everything a backend provides.
+pub trait Store: OperationLog + SessionStore + HotStore + Send + Sync {
+    /// The project every row of this store belongs to.
+    fn project_id(&self) -> &str;
+}
