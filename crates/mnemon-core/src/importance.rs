@@ -192,8 +192,16 @@ pub fn is_pinned_operation(kind: &str, status: Option<&str>, data: &serde_json::
     let kind = kind.to_ascii_lowercase();
     if matches!(
         kind.as_str(),
-        "decision" | "error" | "constraint" | "goal" | "remember"
+        "decision" | "error" | "constraint" | "goal" | "remember" | "note"
     ) {
+        return true;
+    }
+    // Hot-context changes (`goal_added`, `constraint_updated`, ...) are the
+    // facts the user set; they are pinned like the items themselves.
+    if ["goal_", "constraint_", "decision_", "note_"]
+        .iter()
+        .any(|p| kind.starts_with(p))
+    {
         return true;
     }
     let field = |name: &str| {
@@ -320,6 +328,9 @@ mod tests {
             Some("completed"),
             &none
         ));
+        assert!(is_pinned_operation("goal_added", Some("pending"), &none));
+        assert!(is_pinned_operation("note_added", None, &none));
+        assert!(!is_pinned_operation("file_added", Some("active"), &none));
         assert!(!is_pinned_operation(
             "nl_command",
             Some("completed"),

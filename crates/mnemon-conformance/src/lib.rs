@@ -1,0 +1,480 @@
+//! The behaviour every mnemon storage backend must show.
+//!
+//! Each check takes a factory that returns a fresh, empty store and panics
+//! with a message on any deviation. A backend's own test file calls
+//! [`run_all`] (and its process-level durability tests, which are specific
+//! to how that backend runs).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use mnemon_core::importance::Role;
+use mnemon_core::memory::{
+    Clock, HotItemChange, HotKind, HotStatus, Memory, MessageQuery, NewMessage, NewOperation,
+    OperationQuery, Phase, Priority, SessionStatus, Store, StoreError, Timestamp, WorkingMemory,
+};
+use mnemon_core::tokens::{Encoding, OpenAiBpe, TokenCounter};
+use serde_json::json;
+
+/// A clock that starts at a fixed instant and moves one second per reading,
+/// so every record has a distinct, predictable time.
+#[derive(Debug)]
+pub struct SteppingClock(AtomicI64);
+
+impl SteppingClock {
+    pub fn starting(at: Timestamp) -> Arc<SteppingClock> {
+        Arc::new(SteppingClock(AtomicI64::new(at.0)))
+    }
+}
+
+impl Clock for SteppingClock {
+    fn now(&self) -> Timestamp {
+        Timestamp(self.0.fetch_add(1_000, Ordering::SeqCst))
+    }
+}
+
+/// 2025-01-15T14:30:00Z, the seeds' example session.
+pub const T0: Timestamp = Timestamp(1_736_951_400_000);
+
+pub fn memory<S: Store>(store: S, agent: &str) -> Memory<S> {
+    Memory::new(
+        store,
+        Box::new(OpenAiBpe::new(Encoding::Cl100kBase)),
+        SteppingClock::starting(T0),
+        Some(agent),
+        (10, 2_000),
+    )
+}
+
+/// Every check, in order.
+pub fn run_all<S: Store + 'static>(fresh: &dyn Fn() -> S) {
+    operations_round_trip(fresh);
+    messages_round_trip(fresh);
+    queries_filter_and_search(fresh);
+    sessions_lifecycle(fresh);
+    hot_context_versions(fresh);
+    working_memory_rebuilds(fresh);
+    thousands_of_records(fresh);
+    concurrent_writers_lose_nothing(fresh);
+}
+
+pub fn operations_round_trip<S: Store>(fresh: &dyn Fn() -> S) {
+    let m = memory(fresh(), "orchestrator");
+    let data = json!({"intent": "CREATE", "entity_type": "epic", "title": "User Authentication", "reasoning": "secret"});
+    let op = m
+        .record(NewOperation {
+            kind: "nl_command".into(),
+            data: data.clone(),
+            phase: Some(Phase::Planning),
+            status: Some("completed".into()),
+            ..NewOperation::default()
+        })
+        .unwrap();
+    assert_eq!(op.kind, "nl_command");
+    assert_eq!(
+        op.data.get("reasoning"),
+        None,
+        "raw reasoning is never stored"
+    );
+    assert_eq!(op.data["title"], "User Authentication");
+    let expected =
+        OpenAiBpe::new(Encoding::Cl100kBase).count(&format!("nl_command {}", op.data)) as u64;
+    assert_eq!(
+        op.tokens, expected,
+        "tokens are counted with the project's tokenizer"
+    );
+    assert!(op.pinned, "an epic completion is pinned");
+    assert!((0.0..=1.0).contains(&op.importance));
+    let back = m.store().operation(&op.id).unwrap();
+    assert_eq!(back, op, "what is read is what was written");
+    assert_eq!(
+        m.store().operation(&op.id[..13]).unwrap().id,
+        op.id,
+        "a unique id prefix finds it"
+    );
+    let given = m
+        .record(NewOperation {
+            kind: "validation".into(),
+            tokens: Some(42),
+            ..NewOperation::default()
+        })
+        .unwrap();
+    assert_eq!(given.tokens, 42, "given token counts are kept");
+    assert!(given.seq > op.seq, "positions increase");
+    assert!(matches!(
+        m.record(NewOperation::default()),
+        Err(StoreError::Invalid(_))
+    ));
+    assert!(matches!(
+        m.store().operation("nope"),
+        Err(StoreError::NotFound { .. })
+    ));
+}
+
+pub fn messages_round_trip<S: Store>(fresh: &dyn Fn() -> S) {
+    let m = memory(fresh(), "orchestrator");
+    let user = m
+        .message(NewMessage {
+            role: Role::User,
+            content: "Remember this: tokens expire after 1 hour".into(),
+            agent: None,
+            tokens: None,
+        })
+        .unwrap();
+    assert_eq!(user.importance, 1.0);
+    assert!(user.pinned);
+    let asst = m
+        .message(NewMessage {
+            role: Role::Assistant,
+            content: "<think>hmm</think>Done, see `jwt.rs`.".into(),
+            agent: Some("quaid".into()),
+            tokens: None,
+        })
+        .unwrap();
+    assert_eq!(asst.content, "Done, see `jwt.rs`.");
+    assert_eq!(asst.agent, "quaid");
+    assert!((asst.importance - 0.5).abs() < 1e-9);
+    let all = m.recent_messages(&MessageQuery::default()).unwrap();
+    assert_eq!(
+        all.iter().map(|x| &x.id).collect::<Vec<_>>(),
+        vec![&asst.id, &user.id],
+        "most recent first"
+    );
+    assert!(
+        m.message(NewMessage {
+            role: Role::User,
+            content: "<think>only this</think>".into(),
+            agent: None,
+            tokens: None
+        })
+        .is_err()
+    );
+}
+
+pub fn queries_filter_and_search<S: Store>(fresh: &dyn Fn() -> S) {
+    let m = memory(fresh(), "orchestrator");
+    for (kind, text) in [
+        ("nl_command", "Create an epic for user authentication"),
+        ("task_execution", "Implement password hashing with bcrypt"),
+        ("validation", "Quality score 0.87 for task 15"),
+        ("nl_command", "Add 3 stories to it: login, signup, and MFA"),
+    ] {
+        m.record(NewOperation {
+            kind: kind.into(),
+            data: json!({"input": text}),
+            ..NewOperation::default()
+        })
+        .unwrap();
+    }
+    let cmds = m
+        .recent(&OperationQuery {
+            kind: Some("nl_command".into()),
+            ..OperationQuery::default()
+        })
+        .unwrap();
+    assert_eq!(cmds.len(), 2);
+    assert!(cmds[0].seq > cmds[1].seq);
+    let hits = m
+        .recent(&OperationQuery {
+            keywords: Some("bcrypt password".into()),
+            ..OperationQuery::default()
+        })
+        .unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].kind, "task_execution");
+    let none = m
+        .recent(&OperationQuery {
+            keywords: Some("\"(*) OR".into()),
+            ..OperationQuery::default()
+        })
+        .unwrap();
+    assert!(none.is_empty(), "search input is never query syntax");
+    let limited = m
+        .recent(&OperationQuery {
+            limit: Some(3),
+            ..OperationQuery::default()
+        })
+        .unwrap();
+    assert_eq!(limited.len(), 3);
+    m.message(NewMessage {
+        role: Role::User,
+        content: "Use RS256 for signing".into(),
+        agent: None,
+        tokens: None,
+    })
+    .unwrap();
+    let found = m
+        .recent_messages(&MessageQuery {
+            keywords: Some("rs256".into()),
+            ..MessageQuery::default()
+        })
+        .unwrap();
+    assert_eq!(found.len(), 1);
+}
+
+pub fn sessions_lifecycle<S: Store>(fresh: &dyn Fn() -> S) {
+    let m = memory(fresh(), "orchestrator");
+    let first = m.current_session().unwrap();
+    assert_eq!(first.status, SessionStatus::Active);
+    assert_eq!(
+        m.current_session().unwrap().id,
+        first.id,
+        "the active session is reused"
+    );
+    for i in 0..12 {
+        m.message(NewMessage {
+            role: Role::User,
+            content: format!("message {i}"),
+            agent: None,
+            tokens: Some(5),
+        })
+        .unwrap();
+    }
+    m.record(NewOperation {
+        kind: "task_execution".into(),
+        tokens: Some(100),
+        ..NewOperation::default()
+    })
+    .unwrap();
+    let s = m.store().session(&first.id).unwrap();
+    assert_eq!((s.message_count, s.operation_count, s.tokens), (12, 1, 160));
+    assert!(s.last_activity > s.started_at);
+
+    let ended = m.end_session(None).unwrap();
+    assert_eq!(ended.status, SessionStatus::Ended);
+    assert!(ended.ended_at.is_some());
+    let second = m.start_session(Some("JWT authentication")).unwrap();
+    assert_ne!(second.id, first.id);
+    let archived = m
+        .archive_session(Some(&first.id), Some("Kick-off"))
+        .unwrap();
+    assert_eq!(
+        (archived.status, archived.title.as_deref()),
+        (SessionStatus::Archived, Some("Kick-off"))
+    );
+
+    let listed = m.store().sessions(10).unwrap();
+    assert_eq!(listed.len(), 2);
+    let restored = m.restore_session(&first.id).unwrap();
+    assert_eq!(restored.session.status, SessionStatus::Active);
+    assert_eq!(restored.recent_messages.len(), 10, "the last ten messages");
+    assert_eq!(
+        restored.recent_messages.first().unwrap().content,
+        "message 2"
+    );
+    assert_eq!(
+        restored.recent_messages.last().unwrap().content,
+        "message 11"
+    );
+    assert_eq!(
+        m.store().session(&second.id).unwrap().status,
+        SessionStatus::Ended,
+        "restoring ends the other active session"
+    );
+    assert_eq!(m.current_session().unwrap().id, first.id);
+    assert!(matches!(
+        m.store().session("00000000-no"),
+        Err(StoreError::NotFound { .. })
+    ));
+}
+
+pub fn hot_context_versions<S: Store>(fresh: &dyn Fn() -> S) {
+    let store = fresh();
+    let a = memory(store, "agent-a");
+    let goal = a
+        .add_hot(
+            HotKind::Goal,
+            "Implement JWT authentication",
+            None,
+            Some(Priority::High),
+            None,
+        )
+        .unwrap();
+    assert_eq!((goal.version, goal.status), (1, HotStatus::Pending));
+    let sub = a
+        .add_hot(HotKind::Goal, "Write tests", None, None, Some(&goal.id))
+        .unwrap();
+    assert_eq!(sub.parent_id.as_deref(), Some(goal.id.as_str()));
+    a.add_hot(
+        HotKind::Constraint,
+        "Token TTL must be 1 hour",
+        None,
+        None,
+        None,
+    )
+    .unwrap();
+    a.add_hot(
+        HotKind::Decision,
+        "Use RS256 instead of HS256",
+        Some("Better security for distributed systems"),
+        None,
+        None,
+    )
+    .unwrap();
+    a.add_hot(
+        HotKind::File,
+        "auth/jwt.py",
+        Some("validate_jwt_token"),
+        None,
+        None,
+    )
+    .unwrap();
+
+    let started = a
+        .update_hot(
+            &goal.id,
+            1,
+            HotItemChange {
+                status: Some(HotStatus::InProgress),
+                ..HotItemChange::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(started.version, 2);
+    // A second writer still holding version 1 is refused and shown the current state.
+    match a.update_hot(
+        &goal.id,
+        1,
+        HotItemChange {
+            status: Some(HotStatus::Complete),
+            ..HotItemChange::default()
+        },
+    ) {
+        Err(StoreError::Conflict {
+            expected: 1,
+            actual: 2,
+            current,
+            ..
+        }) => assert_eq!(current.status, HotStatus::InProgress),
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    assert!(matches!(
+        a.update_hot(
+            &goal.id,
+            2,
+            HotItemChange {
+                status: Some(HotStatus::Active),
+                ..HotItemChange::default()
+            }
+        ),
+        Err(StoreError::Invalid(_))
+    ));
+    let hot = a.hot().unwrap();
+    assert_eq!(hot.of_kind(HotKind::Goal).count(), 2);
+    let md = hot.to_markdown();
+    assert!(
+        md.contains(
+            "## Active Goals\n- 🔄 Implement JWT authentication (high)\n- ⏳ Write tests\n"
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains("*Rationale: Better security for distributed systems*"),
+        "{md}"
+    );
+    assert_eq!(
+        hot.to_json()["current_file_context"]["current_function"],
+        "validate_jwt_token"
+    );
+
+    a.update_hot(
+        &goal.id,
+        2,
+        HotItemChange {
+            status: Some(HotStatus::Complete),
+            ..HotItemChange::default()
+        },
+    )
+    .unwrap();
+    let after = a.hot().unwrap();
+    assert_eq!(
+        after.of_kind(HotKind::Goal).count(),
+        1,
+        "completed goals leave the hot context"
+    );
+    assert!(after.version > hot.version);
+    // Every change was recorded as a pinned operation.
+    let log = a
+        .recent(&OperationQuery {
+            kind: Some("goal_updated".into()),
+            ..OperationQuery::default()
+        })
+        .unwrap();
+    assert_eq!(log.len(), 2);
+    assert!(log.iter().all(|o| o.pinned));
+}
+
+pub fn working_memory_rebuilds<S: Store>(fresh: &dyn Fn() -> S) {
+    let m = memory(fresh(), "orchestrator");
+    let mut incremental = WorkingMemory::new(10, 2_000);
+    for i in 0..25u64 {
+        let op = m
+            .record(NewOperation {
+                kind: "task_execution".into(),
+                tokens: Some(50 + i * 7),
+                ..NewOperation::default()
+            })
+            .unwrap();
+        incremental.push(op);
+    }
+    assert_eq!(
+        m.working_memory().unwrap(),
+        incremental,
+        "a restart rebuilds working memory exactly"
+    );
+}
+
+pub fn thousands_of_records<S: Store>(fresh: &dyn Fn() -> S) {
+    let m = memory(fresh(), "orchestrator");
+    for i in 0..1_200 {
+        m.record(NewOperation {
+            kind: "task_execution".into(),
+            data: json!({"task": i}),
+            tokens: Some(10),
+            ..NewOperation::default()
+        })
+        .unwrap();
+    }
+    let all = m.recent(&OperationQuery::default()).unwrap();
+    assert_eq!(all.len(), 1_200);
+    assert!(all.windows(2).all(|w| w[0].seq > w[1].seq));
+    assert_eq!(m.current_session().unwrap().operation_count, 1_200);
+}
+
+/// Eight threads share one store and write at once: every write lands once.
+pub fn concurrent_writers_lose_nothing<S: Store + 'static>(fresh: &dyn Fn() -> S) {
+    let m = Arc::new(memory(fresh(), "orchestrator"));
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let m = Arc::clone(&m);
+            std::thread::spawn(move || {
+                (0..100)
+                    .map(|i| {
+                        m.record(NewOperation {
+                            kind: "write".into(),
+                            data: json!({"t": t, "i": i}),
+                            tokens: Some(1),
+                            ..NewOperation::default()
+                        })
+                        .unwrap()
+                        .id
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut ids: Vec<String> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    let stored = m
+        .recent(&OperationQuery {
+            kind: Some("write".into()),
+            ..OperationQuery::default()
+        })
+        .unwrap();
+    assert_eq!(stored.len(), 800);
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 800, "no duplicate ids");
+}

@@ -1,0 +1,130 @@
+//! Hot context with per-item optimistic concurrency.
+
+use mnemon_core::memory::{
+    HotContext, HotItem, HotItemChange, HotItemDraft, HotKind, HotStatus, HotStore, Priority,
+    StoreError, Timestamp,
+};
+use rusqlite::{Connection, Row, params};
+
+use crate::{SqliteStore, new_id, resolve_id};
+
+const COLUMNS: &str =
+    "id, kind, text, detail, parent_id, priority, status, agent, version, created_at, updated_at";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<HotItem> {
+    let kind: String = r.get(1)?;
+    let priority: Option<String> = r.get(5)?;
+    let status: String = r.get(6)?;
+    Ok(HotItem {
+        id: r.get(0)?,
+        kind: HotKind::parse(&kind).unwrap_or(HotKind::Note),
+        text: r.get(2)?,
+        detail: r.get(3)?,
+        parent_id: r.get(4)?,
+        priority: priority.and_then(|p| p.parse::<Priority>().ok()),
+        status: HotStatus::parse(&status).unwrap_or(HotStatus::Active),
+        agent: r.get(7)?,
+        version: r.get::<_, i64>(8)? as u64,
+        created_at: Timestamp(r.get(9)?),
+        updated_at: Timestamp(r.get(10)?),
+    })
+}
+
+fn bump(conn: &Connection, project: &str) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO hot_versions (project_id, version) VALUES (?1, 1) ON CONFLICT (project_id) DO UPDATE SET version = version + 1",
+        [project],
+    )
+    .map(|_| ())
+}
+
+impl HotStore for SqliteStore {
+    fn hot_context(&self) -> Result<HotContext, StoreError> {
+        let conn = self.conn();
+        // One read transaction, so the version matches the items.
+        let tx = conn.unchecked_transaction().map_err(|e| self.err(e))?;
+        let version: i64 = tx
+            .query_row(
+                "SELECT coalesce((SELECT version FROM hot_versions WHERE project_id = ?1), 0)",
+                [&self.project_id],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))?;
+        let items = tx
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM hot_items WHERE project_id = ?1 AND status NOT IN ('complete', 'removed') ORDER BY seq"
+            ))
+            .and_then(|mut s| s.query_map([&self.project_id], from_row)?.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(|e| self.err(e))?;
+        Ok(HotContext {
+            version: version as u64,
+            items,
+        })
+    }
+
+    fn add_hot_item(&self, d: &HotItemDraft) -> Result<HotItem, StoreError> {
+        let id = new_id();
+        self.write(|tx| {
+            tx.execute(
+                &format!(
+                    "INSERT INTO hot_items (id, project_id, kind, text, detail, parent_id, priority, status, agent, version, created_at, updated_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1, ?10, ?10)"
+                ),
+                params![id, self.project_id, d.kind.name(), d.text, d.detail, d.parent_id, d.priority.map(Priority::name), d.status.name(), d.agent, d.created_at.0],
+            )
+            .map_err(|e| self.err(e))?;
+            bump(tx, &self.project_id).map_err(|e| self.err(e))?;
+            tx.query_row(&format!("SELECT {COLUMNS} FROM hot_items WHERE id = ?1"), [&id], from_row).map_err(|e| self.err(e))
+        })
+    }
+
+    fn update_hot_item(
+        &self,
+        id: &str,
+        expected: u64,
+        c: &HotItemChange,
+        at: Timestamp,
+    ) -> Result<HotItem, StoreError> {
+        self.write(|tx| {
+            let full = resolve_id(tx, &self.path, "hot_items", "hot-context item", &self.project_id, id)?;
+            let changed = tx
+                .execute(
+                    "UPDATE hot_items SET text = coalesce(?3, text), detail = coalesce(?4, detail), priority = coalesce(?5, priority),
+                     status = coalesce(?6, status), agent = coalesce(?7, agent), version = version + 1, updated_at = ?8
+                     WHERE id = ?1 AND version = ?2",
+                    params![full, expected as i64, c.text, c.detail, c.priority.map(Priority::name), c.status.map(HotStatus::name), c.agent, at.0],
+                )
+                .map_err(|e| self.err(e))?;
+            let item = tx.query_row(&format!("SELECT {COLUMNS} FROM hot_items WHERE id = ?1"), [&full], from_row).map_err(|e| self.err(e))?;
+            if changed == 0 {
+                return Err(StoreError::Conflict {
+                    what: "hot-context item",
+                    id: full,
+                    expected,
+                    actual: item.version,
+                    current: Box::new(item),
+                });
+            }
+            bump(tx, &self.project_id).map_err(|e| self.err(e))?;
+            Ok(item)
+        })
+    }
+
+    fn hot_item(&self, id: &str) -> Result<HotItem, StoreError> {
+        let conn = self.conn();
+        let full = resolve_id(
+            &conn,
+            &self.path,
+            "hot_items",
+            "hot-context item",
+            &self.project_id,
+            id,
+        )?;
+        conn.query_row(
+            &format!("SELECT {COLUMNS} FROM hot_items WHERE id = ?1"),
+            [full],
+            from_row,
+        )
+        .map_err(|e| self.err(e))
+    }
+}

@@ -1,0 +1,192 @@
+//! mnemon-sqlite: the embedded store, `.mnemon/mnemon.db`.
+//!
+//! SQLite in WAL mode with `synchronous = FULL`: a write returns only after
+//! its transaction is on disk, so neither a killed process nor a power cut
+//! loses an acknowledged write. Every write runs in `BEGIN IMMEDIATE`, which
+//! takes the write lock up front; with the busy timeout, concurrent writers
+//! from several processes queue instead of failing. FTS5 indexes are
+//! maintained by triggers inside the same transaction.
+//!
+//! This crate implements mnemon-core's storage traits and knows nothing of
+//! the domain rules; those run in core before a write arrives here.
+
+mod error;
+mod hot;
+mod log;
+mod migrate;
+mod sessions;
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+use mnemon_core::memory::{Store, StoreError};
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+
+pub use migrate::LATEST_SCHEMA;
+
+use error::map_err;
+
+/// How long a writer waits for another process's transaction.
+const BUSY_TIMEOUT_MS: u64 = 30_000;
+
+/// The SQLite store of one project.
+#[derive(Debug)]
+pub struct SqliteStore {
+    conn: Mutex<Connection>,
+    project_id: String,
+    path: String,
+}
+
+impl SqliteStore {
+    /// Opens `path`, creating and migrating it if it does not exist.
+    /// A foreign, damaged or newer file is refused unchanged.
+    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        let shown = path.display().to_string();
+        if path.exists() {
+            check_header(path, &shown)?;
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| map_err(&shown, e))?;
+        conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS))
+            .map_err(|e| map_err(&shown, e))?;
+        let setup =
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;";
+        conn.execute_batch(setup).map_err(|e| map_err(&shown, e))?;
+        let project_id = migrate::migrate(&conn, &shown)?;
+        Ok(SqliteStore {
+            conn: Mutex::new(conn),
+            project_id,
+            path: shown,
+        })
+    }
+
+    /// An in-memory store, for tests and one-off runs.
+    pub fn in_memory() -> Result<SqliteStore, StoreError> {
+        let conn = Connection::open_in_memory().map_err(|e| map_err(":memory:", e))?;
+        conn.execute_batch("PRAGMA foreign_keys = ON;")
+            .map_err(|e| map_err(":memory:", e))?;
+        let project_id = migrate::migrate(&conn, ":memory:")?;
+        Ok(SqliteStore {
+            conn: Mutex::new(conn),
+            project_id,
+            path: ":memory:".into(),
+        })
+    }
+
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// `PRAGMA integrity_check`: `ok`, or what is wrong.
+    pub fn integrity_check(&self) -> Result<String, StoreError> {
+        let conn = self.conn();
+        conn.query_row("PRAGMA integrity_check", [], |r| r.get::<_, String>(0))
+            .map_err(|e| self.err(e))
+    }
+
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock cannot leave a half-written
+        // transaction (SQLite rolls it back), so a poisoned lock is safe to reuse.
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn err(&self, e: rusqlite::Error) -> StoreError {
+        map_err(&self.path, e)
+    }
+
+    /// Runs `f` in one immediate transaction and commits.
+    fn write<T>(
+        &self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| map_err(&self.path, e))?;
+        let out = f(&tx)?;
+        tx.commit().map_err(|e| map_err(&self.path, e))?;
+        Ok(out)
+    }
+}
+
+impl Store for SqliteStore {
+    fn project_id(&self) -> &str {
+        &self.project_id
+    }
+}
+
+fn check_header(path: &Path, shown: &str) -> Result<(), StoreError> {
+    use std::io::Read;
+    let mut head = [0u8; 16];
+    let mut f = std::fs::File::open(path).map_err(|e| StoreError::ReadOnly {
+        path: shown.to_string(),
+        reason: e.to_string(),
+    })?;
+    let n = f
+        .read(&mut head)
+        .map_err(|e| StoreError::Backend(e.to_string()))?;
+    if n == 0 {
+        return Ok(());
+    }
+    if n < 16 || &head != b"SQLite format 3\0" {
+        return Err(StoreError::Foreign {
+            path: shown.to_string(),
+            reason: "it is not an SQLite database file".into(),
+        });
+    }
+    Ok(())
+}
+
+fn new_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
+/// Resolves a full id or a unique prefix in `table`.
+fn resolve_id(
+    conn: &Connection,
+    path: &str,
+    table: &str,
+    what: &'static str,
+    project: &str,
+    id: &str,
+) -> Result<String, StoreError> {
+    let id = id.trim();
+    if id.is_empty() {
+        return Err(StoreError::Invalid(format!("an empty {what} id")));
+    }
+    let sql =
+        format!("SELECT id FROM {table} WHERE project_id = ?1 AND id LIKE ?2 ESCAPE '\\' LIMIT 2");
+    let pattern = format!(
+        "{}%",
+        id.replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_")
+    );
+    let mut stmt = conn.prepare_cached(&sql).map_err(|e| map_err(path, e))?;
+    let ids: Vec<String> = stmt
+        .query_map(rusqlite::params![project, pattern], |r| r.get(0))
+        .and_then(|rows| rows.collect())
+        .map_err(|e| map_err(path, e))?;
+    match ids.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(StoreError::NotFound {
+            what,
+            id: id.to_string(),
+        }),
+        _ => {
+            if ids.iter().any(|x| x == id) {
+                return Ok(id.to_string());
+            }
+            let count: i64 = conn
+                .query_row(&format!("SELECT count(*) FROM {table} WHERE project_id = ?1 AND id LIKE ?2 ESCAPE '\\'"), rusqlite::params![project, pattern], |r| r.get(0))
+                .map_err(|e| map_err(path, e))?;
+            Err(StoreError::Ambiguous {
+                what,
+                prefix: id.to_string(),
+                count: count as usize,
+            })
+        }
+    }
+}

@@ -1,0 +1,241 @@
+//! Operations and messages: append, read most recent first, full-text search.
+
+use mnemon_core::importance::Role;
+use mnemon_core::memory::{
+    Message, MessageDraft, MessageQuery, Operation, OperationDraft, OperationLog, OperationQuery,
+    Phase, StoreError, Timestamp,
+};
+use rusqlite::types::Value;
+use rusqlite::{OptionalExtension, Row, params};
+
+use crate::{SqliteStore, new_id};
+
+const OP_COLUMNS: &str =
+    "seq, id, session_id, agent, kind, data, tokens, phase, status, importance, pinned, created_at";
+const MSG_COLUMNS: &str =
+    "seq, id, session_id, role, agent, content, tokens, importance, pinned, created_at";
+
+fn op_from_row(r: &Row<'_>) -> rusqlite::Result<Operation> {
+    let data: String = r.get(5)?;
+    let phase: Option<String> = r.get(7)?;
+    Ok(Operation {
+        seq: r.get(0)?,
+        id: r.get(1)?,
+        session_id: r.get(2)?,
+        agent: r.get(3)?,
+        kind: r.get(4)?,
+        data: serde_json::from_str(&data).unwrap_or(serde_json::Value::String(data)),
+        tokens: r.get::<_, i64>(6)? as u64,
+        phase: phase.and_then(|p| p.parse::<Phase>().ok()),
+        status: r.get(8)?,
+        importance: r.get(9)?,
+        pinned: r.get(10)?,
+        created_at: Timestamp(r.get(11)?),
+    })
+}
+
+fn msg_from_row(r: &Row<'_>) -> rusqlite::Result<Message> {
+    let role: String = r.get(3)?;
+    Ok(Message {
+        seq: r.get(0)?,
+        id: r.get(1)?,
+        session_id: r.get(2)?,
+        role: role.parse::<Role>().unwrap_or(Role::System),
+        agent: r.get(4)?,
+        content: r.get(5)?,
+        tokens: r.get::<_, i64>(6)? as u64,
+        importance: r.get(7)?,
+        pinned: r.get(8)?,
+        created_at: Timestamp(r.get(9)?),
+    })
+}
+
+/// Every word must match; each is quoted, so no input is FTS5 syntax.
+pub(crate) fn fts_query(keywords: &str) -> Option<String> {
+    let terms: Vec<String> = keywords
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .filter(|w| !w.is_empty())
+        .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
+        .collect();
+    (!terms.is_empty()).then(|| terms.join(" "))
+}
+
+fn tokens_i64(tokens: u64) -> Result<i64, StoreError> {
+    i64::try_from(tokens)
+        .map_err(|_| StoreError::Invalid(format!("{tokens} tokens is more than can be stored")))
+}
+
+impl OperationLog for SqliteStore {
+    fn append_operation(&self, op: &OperationDraft) -> Result<Operation, StoreError> {
+        let id = new_id();
+        let tokens = tokens_i64(op.tokens)?;
+        let data =
+            serde_json::to_string(&op.data).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        self.write(|tx| {
+            let mut ins = tx
+                .prepare_cached(
+                    "INSERT INTO operations (id, project_id, session_id, agent, kind, data, tokens, phase, status, importance, pinned, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                )
+                .map_err(|e| self.err(e))?;
+            ins.execute(params![
+                id,
+                self.project_id,
+                op.session_id,
+                op.agent,
+                op.kind,
+                data,
+                tokens,
+                op.phase.map(Phase::name),
+                op.status,
+                op.importance,
+                op.pinned,
+                op.created_at.0
+            ])
+            .map_err(|e| self.err(e))?;
+            let seq = tx.last_insert_rowid();
+            if let Some(session) = &op.session_id {
+                tx.prepare_cached(
+                    "UPDATE sessions SET operation_count = operation_count + 1, tokens = tokens + ?2, last_activity = max(last_activity, ?3) WHERE id = ?1",
+                )
+                .and_then(|mut s| s.execute(params![session, tokens, op.created_at.0]))
+                .map_err(|e| self.err(e))?;
+            }
+            Ok(Operation {
+                id: id.clone(),
+                seq,
+                session_id: op.session_id.clone(),
+                agent: op.agent.clone(),
+                kind: op.kind.clone(),
+                data: op.data.clone(),
+                tokens: op.tokens,
+                phase: op.phase,
+                status: op.status.clone(),
+                importance: op.importance,
+                pinned: op.pinned,
+                created_at: op.created_at,
+            })
+        })
+    }
+
+    fn append_message(&self, m: &MessageDraft) -> Result<Message, StoreError> {
+        let id = new_id();
+        let tokens = tokens_i64(m.tokens)?;
+        self.write(|tx| {
+            tx.prepare_cached(
+                "INSERT INTO messages (id, project_id, session_id, role, agent, content, tokens, importance, pinned, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    id,
+                    self.project_id,
+                    m.session_id,
+                    m.role.name(),
+                    m.agent,
+                    m.content,
+                    tokens,
+                    m.importance,
+                    m.pinned,
+                    m.created_at.0
+                ])
+            })
+            .map_err(|e| self.err(e))?;
+            let seq = tx.last_insert_rowid();
+            if let Some(session) = &m.session_id {
+                tx.prepare_cached(
+                    "UPDATE sessions SET message_count = message_count + 1, tokens = tokens + ?2, last_activity = max(last_activity, ?3) WHERE id = ?1",
+                )
+                .and_then(|mut s| s.execute(params![session, tokens, m.created_at.0]))
+                .map_err(|e| self.err(e))?;
+            }
+            Ok(Message {
+                id: id.clone(),
+                seq,
+                session_id: m.session_id.clone(),
+                role: m.role,
+                agent: m.agent.clone(),
+                content: m.content.clone(),
+                tokens: m.tokens,
+                importance: m.importance,
+                pinned: m.pinned,
+                created_at: m.created_at,
+            })
+        })
+    }
+
+    fn operations(&self, q: &OperationQuery) -> Result<Vec<Operation>, StoreError> {
+        let mut sql = format!("SELECT {OP_COLUMNS} FROM operations WHERE project_id = ?");
+        let mut args: Vec<Value> = vec![Value::Text(self.project_id.clone())];
+        if let Some(s) = &q.session_id {
+            sql.push_str(" AND session_id = ?");
+            args.push(Value::Text(s.clone()));
+        }
+        if let Some(k) = &q.kind {
+            sql.push_str(" AND kind = ?");
+            args.push(Value::Text(k.clone()));
+        }
+        if let Some(words) = &q.keywords {
+            let Some(fts) = fts_query(words) else {
+                return Ok(Vec::new());
+            };
+            sql.push_str(
+                " AND seq IN (SELECT rowid FROM operations_fts WHERE operations_fts MATCH ?)",
+            );
+            args.push(Value::Text(fts));
+        }
+        sql.push_str(" ORDER BY seq DESC LIMIT ?");
+        args.push(Value::Integer(q.limit.map_or(-1, |l| l as i64)));
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
+        stmt.query_map(rusqlite::params_from_iter(args), op_from_row)
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.err(e))
+    }
+
+    fn messages(&self, q: &MessageQuery) -> Result<Vec<Message>, StoreError> {
+        let mut sql = format!("SELECT {MSG_COLUMNS} FROM messages WHERE project_id = ?");
+        let mut args: Vec<Value> = vec![Value::Text(self.project_id.clone())];
+        if let Some(s) = &q.session_id {
+            sql.push_str(" AND session_id = ?");
+            args.push(Value::Text(s.clone()));
+        }
+        if let Some(words) = &q.keywords {
+            let Some(fts) = fts_query(words) else {
+                return Ok(Vec::new());
+            };
+            sql.push_str(" AND seq IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?)");
+            args.push(Value::Text(fts));
+        }
+        sql.push_str(" ORDER BY seq DESC LIMIT ?");
+        args.push(Value::Integer(q.limit.map_or(-1, |l| l as i64)));
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
+        stmt.query_map(rusqlite::params_from_iter(args), msg_from_row)
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.err(e))
+    }
+
+    fn operation(&self, id: &str) -> Result<Operation, StoreError> {
+        let conn = self.conn();
+        let full = crate::resolve_id(
+            &conn,
+            &self.path,
+            "operations",
+            "operation",
+            &self.project_id,
+            id,
+        )?;
+        conn.query_row(
+            &format!("SELECT {OP_COLUMNS} FROM operations WHERE id = ?1"),
+            [full],
+            op_from_row,
+        )
+        .optional()
+        .map_err(|e| self.err(e))?
+        .ok_or_else(|| StoreError::NotFound {
+            what: "operation",
+            id: id.to_string(),
+        })
+    }
+}

@@ -1,0 +1,70 @@
+//! Numbered, append-only migrations, each applied in its own transaction.
+
+use mnemon_core::memory::StoreError;
+use rusqlite::Connection;
+
+use crate::error::map_err;
+
+const MIGRATIONS: &[(i64, &str, &str)] =
+    &[(1, "init", include_str!("../migrations/0001_init.sql"))];
+
+/// The schema version this build writes.
+pub const LATEST_SCHEMA: i64 = MIGRATIONS[MIGRATIONS.len() - 1].0;
+
+/// Brings the database to [`LATEST_SCHEMA`] and returns its project id.
+pub(crate) fn migrate(conn: &Connection, path: &str) -> Result<String, StoreError> {
+    let e = |err| map_err(path, err);
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .map_err(e)?;
+    let ours = tables.iter().any(|t| t == "schema_migrations");
+    if !ours && !tables.is_empty() {
+        return Err(StoreError::Foreign {
+            path: path.to_string(),
+            reason: format!(
+                "it holds other tables ({}) and no mnemon schema",
+                tables.join(", ")
+            ),
+        });
+    }
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT;",
+    )
+    .map_err(e)?;
+    let current: i64 = conn
+        .query_row(
+            "SELECT coalesce(max(version), 0) FROM schema_migrations",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(e)?;
+    if current > LATEST_SCHEMA {
+        return Err(StoreError::NewerSchema {
+            path: path.to_string(),
+            found: current,
+            supported: LATEST_SCHEMA,
+        });
+    }
+    for (version, name, sql) in MIGRATIONS.iter().filter(|(v, _, _)| *v > current) {
+        let tx = conn.unchecked_transaction().map_err(e)?;
+        tx.execute_batch(sql).map_err(e)?;
+        tx.execute(
+            "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?1, ?2, unixepoch('subsec') * 1000)",
+            rusqlite::params![version, name],
+        )
+        .map_err(e)?;
+        if *version == 1 {
+            tx.execute(
+                "INSERT INTO meta (key, value) VALUES ('project_id', ?1)",
+                [crate::new_id()],
+            )
+            .map_err(e)?;
+        }
+        tx.commit().map_err(e)?;
+    }
+    conn.query_row("SELECT value FROM meta WHERE key = 'project_id'", [], |r| {
+        r.get(0)
+    })
+    .map_err(e)
+}

@@ -1,0 +1,105 @@
+//! Sessions (tier 2).
+
+use mnemon_core::memory::{
+    Session, SessionChange, SessionStatus, SessionStore, StoreError, Timestamp,
+};
+use rusqlite::{OptionalExtension, Row, params};
+
+use crate::{SqliteStore, new_id, resolve_id};
+
+const COLUMNS: &str = "id, title, agent, status, started_at, ended_at, summary, operation_count, message_count, tokens, last_activity";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
+    let status: String = r.get(3)?;
+    Ok(Session {
+        id: r.get(0)?,
+        title: r.get(1)?,
+        agent: r.get(2)?,
+        status: SessionStatus::parse(&status).unwrap_or(SessionStatus::Ended),
+        started_at: Timestamp(r.get(4)?),
+        ended_at: r.get::<_, Option<i64>>(5)?.map(Timestamp),
+        summary: r.get(6)?,
+        operation_count: r.get::<_, i64>(7)? as u64,
+        message_count: r.get::<_, i64>(8)? as u64,
+        tokens: r.get::<_, i64>(9)? as u64,
+        last_activity: Timestamp(r.get(10)?),
+    })
+}
+
+impl SessionStore for SqliteStore {
+    fn create_session(
+        &self,
+        id_hint: Option<&str>,
+        title: Option<&str>,
+        agent: &str,
+        at: Timestamp,
+    ) -> Result<Session, StoreError> {
+        let id = id_hint.map_or_else(new_id, str::to_string);
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO sessions (id, project_id, title, agent, status, started_at, last_activity) VALUES (?1, ?2, ?3, ?4, 'active', ?5, ?5)",
+                params![id, self.project_id, title, agent, at.0],
+            )
+            .map_err(|e| self.err(e))?;
+            tx.query_row(&format!("SELECT {COLUMNS} FROM sessions WHERE id = ?1"), [&id], from_row)
+                .map_err(|e| self.err(e))
+        })
+    }
+
+    fn session(&self, id: &str) -> Result<Session, StoreError> {
+        let conn = self.conn();
+        let full = resolve_id(
+            &conn,
+            &self.path,
+            "sessions",
+            "session",
+            &self.project_id,
+            id,
+        )?;
+        conn.query_row(
+            &format!("SELECT {COLUMNS} FROM sessions WHERE id = ?1"),
+            [full],
+            from_row,
+        )
+        .map_err(|e| self.err(e))
+    }
+
+    fn sessions(&self, limit: usize) -> Result<Vec<Session>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM sessions WHERE project_id = ?1 ORDER BY last_activity DESC, started_at DESC LIMIT ?2"
+            ))
+            .map_err(|e| self.err(e))?;
+        stmt.query_map(params![self.project_id, limit as i64], from_row)
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.err(e))
+    }
+
+    fn update_session(&self, id: &str, c: &SessionChange) -> Result<Session, StoreError> {
+        self.write(|tx| {
+            let full = resolve_id(tx, &self.path, "sessions", "session", &self.project_id, id)?;
+            tx.execute(
+                "UPDATE sessions SET status = coalesce(?2, status), title = coalesce(?3, title), summary = coalesce(?4, summary),
+                 ended_at = CASE WHEN ?2 = 'active' THEN NULL ELSE coalesce(?5, ended_at) END WHERE id = ?1",
+                params![full, c.status.map(SessionStatus::name), c.title, c.summary, c.ended_at.map(|t| t.0)],
+            )
+            .map_err(|e| self.err(e))?;
+            tx.query_row(&format!("SELECT {COLUMNS} FROM sessions WHERE id = ?1"), [&full], from_row)
+                .map_err(|e| self.err(e))
+        })
+    }
+
+    fn active_session(&self, agent: &str) -> Result<Option<Session>, StoreError> {
+        let conn = self.conn();
+        conn.query_row(
+            &format!(
+                "SELECT {COLUMNS} FROM sessions WHERE project_id = ?1 AND agent = ?2 AND status = 'active' ORDER BY started_at DESC, rowid DESC LIMIT 1"
+            ),
+            params![self.project_id, agent],
+            from_row,
+        )
+        .optional()
+        .map_err(|e| self.err(e))
+    }
+}
