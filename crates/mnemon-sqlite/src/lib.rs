@@ -51,6 +51,9 @@ impl SqliteStore {
         let conn = Connection::open_with_flags(path, flags).map_err(|e| map_err(&shown, e))?;
         conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS))
             .map_err(|e| map_err(&shown, e))?;
+        // Refuse a foreign or newer file before anything writes to it:
+        // switching to WAL alone rewrites the header.
+        migrate::check_ours(&conn, &shown)?;
         let setup =
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;";
         conn.execute_batch(setup).map_err(|e| map_err(&shown, e))?;

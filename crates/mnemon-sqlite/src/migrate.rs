@@ -11,8 +11,8 @@ const MIGRATIONS: &[(i64, &str, &str)] =
 /// The schema version this build writes.
 pub const LATEST_SCHEMA: i64 = MIGRATIONS[MIGRATIONS.len() - 1].0;
 
-/// Brings the database to [`LATEST_SCHEMA`] and returns its project id.
-pub(crate) fn migrate(conn: &Connection, path: &str) -> Result<String, StoreError> {
+/// Reads only: refuses a database of another program or of a newer mnemon.
+pub(crate) fn check_ours(conn: &Connection, path: &str) -> Result<(), StoreError> {
     let e = |err| map_err(path, err);
     let tables: Vec<String> = conn
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
@@ -28,6 +28,29 @@ pub(crate) fn migrate(conn: &Connection, path: &str) -> Result<String, StoreErro
             ),
         });
     }
+    if ours {
+        let current: i64 = conn
+            .query_row(
+                "SELECT coalesce(max(version), 0) FROM schema_migrations",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(e)?;
+        if current > LATEST_SCHEMA {
+            return Err(StoreError::NewerSchema {
+                path: path.to_string(),
+                found: current,
+                supported: LATEST_SCHEMA,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Brings the database to [`LATEST_SCHEMA`] and returns its project id.
+pub(crate) fn migrate(conn: &Connection, path: &str) -> Result<String, StoreError> {
+    let e = |err| map_err(path, err);
+    check_ours(conn, path)?;
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT;",
     )
@@ -39,13 +62,6 @@ pub(crate) fn migrate(conn: &Connection, path: &str) -> Result<String, StoreErro
             |r| r.get(0),
         )
         .map_err(e)?;
-    if current > LATEST_SCHEMA {
-        return Err(StoreError::NewerSchema {
-            path: path.to_string(),
-            found: current,
-            supported: LATEST_SCHEMA,
-        });
-    }
     for (version, name, sql) in MIGRATIONS.iter().filter(|(v, _, _)| *v > current) {
         let tx = conn.unchecked_transaction().map_err(e)?;
         tx.execute_batch(sql).map_err(e)?;
