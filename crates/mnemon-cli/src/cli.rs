@@ -60,6 +60,200 @@ pub enum Command {
     /// Show, check or print the default configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Record an operation (durable when this returns).
+    Record(RecordArgs),
+    /// Record a message (a turn of the conversation).
+    Message(MessageArgs),
+    /// Recent operations, most recent first.
+    Recent(RecentArgs),
+    /// Start, end, list, show, archive or restore sessions.
+    #[command(subcommand)]
+    Session(SessionCommand),
+    /// Goals in the hot context.
+    #[command(subcommand)]
+    Goal(GoalCommand),
+    /// Constraints in the hot context.
+    #[command(subcommand)]
+    Constraint(ConstraintCommand),
+    /// Keep a fact in the hot context, pinned.
+    Remember(RememberArgs),
+    /// The hot context: goals, pending actions, constraints, decisions, files, entities.
+    Hot(AgentArg),
+}
+
+#[derive(Debug, Args)]
+pub struct AgentArg {
+    /// The agent acting (default: $MNEMON_AGENT, else "orchestrator").
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// Operation type: nl_command, task_execution, validation, decision, error, ...
+    #[arg(long = "type", value_name = "TYPE")]
+    pub kind: String,
+    /// The operation's data as JSON.
+    #[arg(long, value_name = "JSON")]
+    pub data: Option<String>,
+    /// Its size in tokens; counted with the project's tokenizer if omitted.
+    #[arg(long, value_name = "N")]
+    pub tokens: Option<u64>,
+    /// planning, execution or validation.
+    #[arg(long, value_name = "PHASE")]
+    pub phase: Option<String>,
+    /// Status, such as completed or failed (failures are pinned).
+    #[arg(long, value_name = "STATUS")]
+    pub status: Option<String>,
+    #[command(flatten)]
+    pub agent: AgentArg,
+}
+
+#[derive(Debug, Args)]
+pub struct MessageArgs {
+    /// Who wrote it.
+    #[arg(long, value_name = "ROLE", value_parser = ["user", "assistant", "system", "tool"])]
+    pub role: String,
+    /// The text; `-` or nothing reads standard input.
+    #[arg(value_name = "TEXT")]
+    pub text: Option<String>,
+    #[command(flatten)]
+    pub agent: AgentArg,
+}
+
+#[derive(Debug, Args)]
+pub struct RecentArgs {
+    /// Only this operation type.
+    #[arg(long = "type", value_name = "TYPE")]
+    pub kind: Option<String>,
+    /// How many.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub limit: usize,
+    /// Only operations whose type or data contain every word.
+    #[arg(long, value_name = "WORDS")]
+    pub search: Option<String>,
+    /// Only this session (id or prefix).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionCommand {
+    /// Start a new session for this agent.
+    Start {
+        #[arg(long, value_name = "TITLE")]
+        title: Option<String>,
+        #[command(flatten)]
+        agent: AgentArg,
+    },
+    /// End a session (default: this agent's active one).
+    End {
+        id: Option<String>,
+        #[command(flatten)]
+        agent: AgentArg,
+    },
+    /// Sessions, most recently active first.
+    List {
+        #[arg(long, default_value_t = 20, value_name = "N")]
+        limit: usize,
+    },
+    /// One session (default: this agent's active one).
+    Show {
+        id: Option<String>,
+        #[command(flatten)]
+        agent: AgentArg,
+    },
+    /// Archive a session with a title (default: this agent's active one).
+    Archive {
+        id: Option<String>,
+        #[arg(long, value_name = "TITLE")]
+        title: Option<String>,
+        #[command(flatten)]
+        agent: AgentArg,
+    },
+    /// Make a session active again: hot context, last 10 messages, summary.
+    Restore {
+        id: String,
+        #[command(flatten)]
+        agent: AgentArg,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct VersionArg {
+    /// The version you read; the change is refused if the item changed since.
+    /// Without it the change applies to the item as it is now.
+    #[arg(long = "if-version", value_name = "N")]
+    pub if_version: Option<u64>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GoalCommand {
+    /// Add a goal.
+    Add {
+        text: String,
+        /// high, medium or low.
+        #[arg(long, value_name = "PRIORITY")]
+        priority: Option<String>,
+        /// A parent goal's id or prefix.
+        #[arg(long, value_name = "ID")]
+        parent: Option<String>,
+        #[command(flatten)]
+        agent: AgentArg,
+    },
+    /// Change a goal's status, priority or text.
+    Update {
+        id: String,
+        /// pending, in-progress or complete.
+        #[arg(long, value_name = "STATUS")]
+        status: Option<String>,
+        #[arg(long, value_name = "PRIORITY")]
+        priority: Option<String>,
+        #[arg(long, value_name = "TEXT")]
+        text: Option<String>,
+        #[command(flatten)]
+        version: VersionArg,
+        #[command(flatten)]
+        agent: AgentArg,
+    },
+    /// Mark a goal complete; it leaves the hot context.
+    Complete {
+        id: String,
+        #[command(flatten)]
+        version: VersionArg,
+        #[command(flatten)]
+        agent: AgentArg,
+    },
+    /// Active goals.
+    List,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConstraintCommand {
+    /// Add a constraint.
+    Add {
+        text: String,
+        #[command(flatten)]
+        agent: AgentArg,
+    },
+    /// Remove a constraint.
+    Remove {
+        id: String,
+        #[command(flatten)]
+        version: VersionArg,
+        #[command(flatten)]
+        agent: AgentArg,
+    },
+    /// Active constraints.
+    List,
+}
+
+#[derive(Debug, Args)]
+pub struct RememberArgs {
+    /// The fact to keep.
+    pub text: String,
+    #[command(flatten)]
+    pub agent: AgentArg,
 }
 
 #[derive(Debug, Args)]
@@ -139,4 +333,16 @@ pub enum ConfigCommand {
     Show,
     /// Check the configuration; exits 1 with every problem found.
     Validate,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Clap's own consistency checks (duplicate flags, bad defaults) for
+    /// every subcommand, so a clash fails here and not in a user's hands.
+    #[test]
+    fn the_command_line_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
 }

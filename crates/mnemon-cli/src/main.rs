@@ -29,6 +29,14 @@ fn main() -> ExitCode {
         Command::Config(ConfigCommand::Default) => commands::config::default(g),
         Command::Config(ConfigCommand::Show) => commands::config::show(g),
         Command::Config(ConfigCommand::Validate) => commands::config::validate(g),
+        Command::Record(a) => commands::log::record(g, a),
+        Command::Message(a) => commands::log::message(g, a),
+        Command::Recent(a) => commands::log::recent(g, a),
+        Command::Session(c) => commands::session::run(g, c),
+        Command::Goal(c) => commands::hot::goal(g, c),
+        Command::Constraint(c) => commands::hot::constraint(g, c),
+        Command::Remember(a) => commands::hot::remember(g, a),
+        Command::Hot(a) => commands::hot::hot(g, a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

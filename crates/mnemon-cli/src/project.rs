@@ -121,3 +121,66 @@ pub fn display_path(p: &Path) -> String {
         .display()
         .to_string()
 }
+
+/// The wall clock; the only place mnemon reads the time. `MNEMON_NOW`
+/// (RFC 3339) pins it, so scripted sessions and tests can replay a day.
+#[derive(Debug)]
+pub struct SystemClock {
+    fixed: Option<mnemon_core::memory::Timestamp>,
+}
+
+impl SystemClock {
+    pub fn from_env() -> Result<SystemClock> {
+        let fixed = match std::env::var("MNEMON_NOW") {
+            Ok(s) => Some(mnemon_core::memory::Timestamp::parse(&s).with_context(|| {
+                format!("MNEMON_NOW={s} is not an RFC 3339 time such as 2025-01-15T14:30:00Z")
+            })?),
+            Err(_) => None,
+        };
+        Ok(SystemClock { fixed })
+    }
+}
+
+impl mnemon_core::memory::Clock for SystemClock {
+    fn now(&self) -> mnemon_core::memory::Timestamp {
+        self.fixed.unwrap_or_else(|| {
+            let ms = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as i64);
+            mnemon_core::memory::Timestamp(ms)
+        })
+    }
+}
+
+pub const DB_NAME: &str = "mnemon.db";
+
+pub type ProjectMemory = mnemon_core::memory::Memory<mnemon_sqlite::SqliteStore>;
+
+impl Project {
+    /// The project's memory: its store, tokenizer, clock and profile.
+    pub fn memory(&self, agent: Option<&str>) -> Result<ProjectMemory> {
+        let Some(dir) = &self.dir else {
+            bail!(
+                "no {DIR_NAME}/ here or in any parent directory; run `mnemon init` in your project first"
+            );
+        };
+        let loaded = self.load_config()?;
+        let setup = self.setup(&loaded, None)?;
+        let counter = self.counter(&setup.tokenizer)?;
+        let store = mnemon_sqlite::SqliteStore::open(&dir.join(DB_NAME))?;
+        let limits = (
+            setup.profile.working_memory_max_operations.value as usize,
+            setup.profile.working_memory_max_tokens.value,
+        );
+        let agent = agent
+            .map(str::to_string)
+            .or_else(|| std::env::var("MNEMON_AGENT").ok());
+        Ok(mnemon_core::memory::Memory::new(
+            store,
+            counter,
+            std::sync::Arc::new(SystemClock::from_env()?),
+            agent.as_deref(),
+            limits,
+        ))
+    }
+}

@@ -245,6 +245,14 @@ pub fn sessions_lifecycle<S: Store>(fresh: &dyn Fn() -> S) {
     assert!(ended.ended_at.is_some());
     let second = m.start_session(Some("JWT authentication")).unwrap();
     assert_ne!(second.id, first.id);
+    let third = m.start_session(None).unwrap();
+    assert_eq!(
+        m.store().session(&second.id).unwrap().status,
+        SessionStatus::Ended,
+        "starting a session ends the agent's current one"
+    );
+    m.end_session(Some(&third.id)).unwrap();
+    m.restore_session(&second.id).unwrap();
     let archived = m
         .archive_session(Some(&first.id), Some("Kick-off"))
         .unwrap();
@@ -254,7 +262,7 @@ pub fn sessions_lifecycle<S: Store>(fresh: &dyn Fn() -> S) {
     );
 
     let listed = m.store().sessions(10).unwrap();
-    assert_eq!(listed.len(), 2);
+    assert_eq!(listed.len(), 3);
     let restored = m.restore_session(&first.id).unwrap();
     assert_eq!(restored.session.status, SessionStatus::Active);
     assert_eq!(restored.recent_messages.len(), 10, "the last ten messages");

@@ -66,10 +66,8 @@ impl HotStore for SqliteStore {
         let id = new_id();
         self.write(|tx| {
             tx.execute(
-                &format!(
-                    "INSERT INTO hot_items (id, project_id, kind, text, detail, parent_id, priority, status, agent, version, created_at, updated_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1, ?10, ?10)"
-                ),
+                "INSERT INTO hot_items (id, project_id, kind, text, detail, parent_id, priority, status, agent, version, created_at, updated_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1, ?10, ?10)",
                 params![id, self.project_id, d.kind.name(), d.text, d.detail, d.parent_id, d.priority.map(Priority::name), d.status.name(), d.agent, d.created_at.0],
             )
             .map_err(|e| self.err(e))?;

@@ -1,7 +1,10 @@
 //! One file per subcommand.
 
 pub mod config;
+pub mod hot;
 pub mod init;
+pub mod log;
 pub mod models;
+pub mod session;
 pub mod status;
 pub mod tokens;

@@ -175,7 +175,12 @@ impl<S: Store> Memory<S> {
         Ok(WorkingMemory::rebuild(max_ops, max_tokens, &recent))
     }
 
+    /// Starts a session, ending the agent's current one: an agent works in
+    /// one session at a time.
     pub fn start_session(&self, title: Option<&str>) -> Result<Session, StoreError> {
+        if let Some(active) = self.store.active_session(&self.agent)? {
+            self.end_session(Some(&active.id))?;
+        }
         self.store
             .create_session(None, title, &self.agent, self.clock.now())
     }

@@ -1,0 +1,180 @@
+//! `mnemon goal`, `mnemon constraint`, `mnemon remember`, `mnemon hot`.
+
+use anyhow::Result;
+use mnemon_core::memory::{HotItem, HotItemChange, HotKind, HotStatus, HotStore, Priority};
+
+use crate::cli::{AgentArg, ConstraintCommand, Global, GoalCommand, RememberArgs, VersionArg};
+use crate::commands::log::short;
+use crate::output::{BOLD, DIM, json};
+use crate::project::{Project, ProjectMemory};
+
+fn memory(g: &Global, agent: &AgentArg) -> Result<ProjectMemory> {
+    Project::find(g.dir.as_deref())?.memory(agent.agent.as_deref())
+}
+
+fn priority(p: &Option<String>) -> Result<Option<Priority>> {
+    p.as_deref()
+        .map(str::parse)
+        .transpose()
+        .map_err(anyhow::Error::msg)
+}
+
+/// The version to check: the one given, else the item's current one.
+fn version(m: &ProjectMemory, id: &str, v: &VersionArg) -> Result<u64> {
+    Ok(match v.if_version {
+        Some(v) => v,
+        None => m.store().hot_item(id)?.version,
+    })
+}
+
+fn show(g: &Global, verb: &str, item: &HotItem) -> Result<()> {
+    if g.json {
+        return json(item);
+    }
+    anstream::println!(
+        "{BOLD}{verb}{BOLD:#} {} {} \"{}\"  {DIM}[{} · version {}]{DIM:#}",
+        item.kind.name().replace('_', " "),
+        short(&item.id),
+        item.text,
+        item.status,
+        item.version
+    );
+    Ok(())
+}
+
+fn list(g: &Global, kind: HotKind) -> Result<()> {
+    let m = memory(g, &AgentArg { agent: None })?;
+    let hot = m.hot()?;
+    let items: Vec<&HotItem> = hot.of_kind(kind).collect();
+    if g.json {
+        return json(&items);
+    }
+    if items.is_empty() {
+        anstream::println!("no active {}s", kind.name());
+    }
+    for i in items {
+        let prio = i
+            .priority
+            .map(|p| format!(" ({})", p.name()))
+            .unwrap_or_default();
+        anstream::println!(
+            "{} {}{prio}  {DIM}[{} · version {}]{DIM:#}",
+            short(&i.id),
+            i.text,
+            i.status,
+            i.version
+        );
+    }
+    Ok(())
+}
+
+pub fn goal(g: &Global, c: &GoalCommand) -> Result<()> {
+    match c {
+        GoalCommand::Add {
+            text,
+            priority: p,
+            parent,
+            agent,
+        } => {
+            let item = memory(g, agent)?.add_hot(
+                HotKind::Goal,
+                text,
+                None,
+                priority(p)?,
+                parent.as_deref(),
+            )?;
+            show(g, "added", &item)
+        }
+        GoalCommand::Update {
+            id,
+            status,
+            priority: p,
+            text,
+            version: v,
+            agent,
+        } => {
+            let status = status
+                .as_deref()
+                .map(|s| {
+                    HotStatus::parse(s).ok_or_else(|| {
+                        anyhow::anyhow!(
+                            "unknown goal status `{s}`: expected pending, in-progress or complete"
+                        )
+                    })
+                })
+                .transpose()?;
+            let m = memory(g, agent)?;
+            let ver = version(&m, id, v)?;
+            let item = m.update_hot(
+                id,
+                ver,
+                HotItemChange {
+                    text: text.clone(),
+                    priority: priority(p)?,
+                    status,
+                    ..HotItemChange::default()
+                },
+            )?;
+            show(g, "updated", &item)
+        }
+        GoalCommand::Complete {
+            id,
+            version: v,
+            agent,
+        } => {
+            let m = memory(g, agent)?;
+            let ver = version(&m, id, v)?;
+            let item = m.update_hot(
+                id,
+                ver,
+                HotItemChange {
+                    status: Some(HotStatus::Complete),
+                    ..HotItemChange::default()
+                },
+            )?;
+            show(g, "completed", &item)
+        }
+        GoalCommand::List => list(g, HotKind::Goal),
+    }
+}
+
+pub fn constraint(g: &Global, c: &ConstraintCommand) -> Result<()> {
+    match c {
+        ConstraintCommand::Add { text, agent } => {
+            let item = memory(g, agent)?.add_hot(HotKind::Constraint, text, None, None, None)?;
+            show(g, "added", &item)
+        }
+        ConstraintCommand::Remove {
+            id,
+            version: v,
+            agent,
+        } => {
+            let m = memory(g, agent)?;
+            let ver = version(&m, id, v)?;
+            let item = m.update_hot(
+                id,
+                ver,
+                HotItemChange {
+                    status: Some(HotStatus::Removed),
+                    ..HotItemChange::default()
+                },
+            )?;
+            show(g, "removed", &item)
+        }
+        ConstraintCommand::List => list(g, HotKind::Constraint),
+    }
+}
+
+pub fn remember(g: &Global, a: &RememberArgs) -> Result<()> {
+    let item = memory(g, &a.agent)?.add_hot(HotKind::Note, &a.text, None, None, None)?;
+    show(g, "remembered", &item)
+}
+
+pub fn hot(g: &Global, a: &AgentArg) -> Result<()> {
+    let hot = memory(g, a)?.hot()?;
+    if g.json {
+        return json(&hot.to_json());
+    }
+    anstream::print!("{}", hot.to_markdown());
+    Ok(())
+}

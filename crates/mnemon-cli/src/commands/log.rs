@@ -1,0 +1,131 @@
+//! `mnemon record`, `mnemon message`, `mnemon recent`: the operation log.
+
+use std::io::Read;
+
+use anyhow::{Context, Result, bail};
+use mnemon_core::importance::Role;
+use mnemon_core::memory::{NewMessage, NewOperation, Operation, OperationQuery, Phase};
+
+use crate::cli::{Global, MessageArgs, RecentArgs, RecordArgs};
+use crate::output::{BOLD, DIM, json, thousands};
+use crate::project::Project;
+
+pub fn record(g: &Global, a: &RecordArgs) -> Result<()> {
+    let data = match &a.data {
+        Some(text) => serde_json::from_str(text).with_context(|| {
+            format!("--data is not valid JSON: {text}\n  give an object such as '{{\"task\": 15, \"result\": \"ok\"}}'")
+        })?,
+        None => serde_json::Value::Object(Default::default()),
+    };
+    let phase = a
+        .phase
+        .as_deref()
+        .map(str::parse::<Phase>)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let m = Project::find(g.dir.as_deref())?.memory(a.agent.agent.as_deref())?;
+    let op = m.record(NewOperation {
+        kind: a.kind.clone(),
+        data,
+        tokens: a.tokens,
+        phase,
+        agent: a.agent.agent.clone(),
+        status: a.status.clone(),
+    })?;
+    if g.json {
+        return json(&op);
+    }
+    let pinned = if op.pinned { ", pinned" } else { "" };
+    anstream::println!(
+        "{BOLD}recorded{BOLD:#} {} {}  {DIM}({} tokens, importance {:.2}{pinned}){DIM:#}",
+        op.kind,
+        short(&op.id),
+        thousands(op.tokens),
+        op.importance
+    );
+    Ok(())
+}
+
+pub fn message(g: &Global, a: &MessageArgs) -> Result<()> {
+    let role: Role = a.role.parse().map_err(anyhow::Error::msg)?;
+    let content = match a.text.as_deref() {
+        Some(t) if t != "-" => t.to_string(),
+        _ => {
+            let mut s = String::new();
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .context("cannot read the message from standard input")?;
+            s
+        }
+    };
+    if content.trim().is_empty() {
+        bail!("the message is empty; give its text as an argument or on standard input");
+    }
+    let m = Project::find(g.dir.as_deref())?.memory(a.agent.agent.as_deref())?;
+    let msg = m.message(NewMessage {
+        role,
+        content,
+        agent: a.agent.agent.clone(),
+        tokens: None,
+    })?;
+    if g.json {
+        return json(&msg);
+    }
+    anstream::println!(
+        "{BOLD}recorded{BOLD:#} {} message {}  {DIM}({} tokens, importance {:.2}{}){DIM:#}",
+        msg.role,
+        short(&msg.id),
+        thousands(msg.tokens),
+        msg.importance,
+        if msg.pinned { ", pinned" } else { "" }
+    );
+    Ok(())
+}
+
+pub fn recent(g: &Global, a: &RecentArgs) -> Result<()> {
+    let m = Project::find(g.dir.as_deref())?.memory(None)?;
+    let session_id = match &a.session {
+        Some(id) => Some(m.store().session(id)?.id),
+        None => None,
+    };
+    use mnemon_core::memory::SessionStore;
+    let ops = m.recent(&OperationQuery {
+        session_id,
+        kind: a.kind.clone(),
+        keywords: a.search.clone(),
+        limit: Some(a.limit),
+    })?;
+    if g.json {
+        return json(&ops);
+    }
+    if ops.is_empty() {
+        anstream::println!("no operations recorded yet");
+    }
+    for op in &ops {
+        print_op(op);
+    }
+    Ok(())
+}
+
+fn print_op(op: &Operation) {
+    let time = op.created_at.datetime().format("%Y-%m-%d %H:%M:%S");
+    let pin = if op.pinned { " 📌" } else { "" };
+    let data = mnemon_core::memory::data_text(&op.data);
+    let data = if data.chars().count() > 100 {
+        format!("{}…", data.chars().take(100).collect::<String>())
+    } else {
+        data
+    };
+    anstream::println!(
+        "{DIM}{time}{DIM:#} {BOLD}{}{BOLD:#}{pin} {data} {DIM}[{} · {} tokens · {}]{DIM:#}",
+        op.kind,
+        op.agent,
+        thousands(op.tokens),
+        short(&op.id)
+    );
+}
+
+/// The first 13 characters of a UUIDv7 (its time part) find it again.
+pub fn short(id: &str) -> &str {
+    &id[..id.len().min(13)]
+}

@@ -1,0 +1,173 @@
+//! The memory commands end to end, on a real `.mnemon/mnemon.db`.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn mnemon(dir: &Path, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mnemon"));
+    cmd.args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("MNEMON_NOW", "2025-01-15T14:30:00Z");
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("MNEMON_") && k != "MNEMON_NOW") {
+        cmd.env_remove(k);
+    }
+    cmd.output().unwrap()
+}
+
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let o = mnemon(dir, args);
+    assert!(
+        o.status.success(),
+        "mnemon {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+fn json(dir: &Path, args: &[&str]) -> serde_json::Value {
+    serde_json::from_str(&ok(dir, args)).unwrap()
+}
+
+fn project() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    ok(tmp.path(), &["init", "--model", "gpt-4o"]);
+    tmp
+}
+
+#[test]
+fn records_survive_across_processes() {
+    let tmp = project();
+    let d = tmp.path();
+    let op = json(
+        d,
+        &[
+            "record",
+            "--type",
+            "nl_command",
+            "--data",
+            r#"{"input": "Create an epic for user authentication"}"#,
+            "--json",
+        ],
+    );
+    assert!(
+        op["tokens"].as_u64().unwrap() > 5,
+        "counted with o200k_base"
+    );
+    json(
+        d,
+        &[
+            "record",
+            "--type",
+            "task_execution",
+            "--status",
+            "failed",
+            "--data",
+            r#"{"task": 15}"#,
+            "--json",
+        ],
+    );
+    json(
+        d,
+        &[
+            "message",
+            "--role",
+            "user",
+            "Use RS256 for signing",
+            "--json",
+        ],
+    );
+    let recent = json(d, &["recent", "--json"]);
+    assert_eq!(recent.as_array().unwrap().len(), 2);
+    assert_eq!(recent[0]["kind"], "task_execution");
+    assert_eq!(recent[0]["pinned"], true);
+    let found = json(d, &["recent", "--search", "authentication", "--json"]);
+    assert_eq!(found[0]["id"], op["id"]);
+    let sessions = json(d, &["session", "list", "--json"]);
+    assert_eq!(sessions[0]["operation_count"], 2);
+    assert_eq!(sessions[0]["message_count"], 1);
+    assert!(d.join(".mnemon/mnemon.db").is_file());
+}
+
+#[test]
+fn hot_context_commands_and_conflicts() {
+    let tmp = project();
+    let d = tmp.path();
+    let goal = json(
+        d,
+        &[
+            "goal",
+            "add",
+            "Implement JWT authentication",
+            "--priority",
+            "high",
+            "--json",
+        ],
+    );
+    let id = goal["id"].as_str().unwrap();
+    ok(d, &["constraint", "add", "Token TTL must be 1 hour"]);
+    ok(d, &["remember", "API keys rotate weekly"]);
+    json(
+        d,
+        &[
+            "goal",
+            "update",
+            id,
+            "--status",
+            "in-progress",
+            "--if-version",
+            "1",
+            "--json",
+        ],
+    );
+    let stale = mnemon(d, &["goal", "complete", id, "--if-version", "1"]);
+    assert_eq!(stale.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&stale.stderr);
+    assert!(err.contains("is at version 2, not 1"), "{err}");
+    insta::assert_snapshot!(ok(d, &["hot"]), @r"
+    # Current Context
+
+    ## Active Goals
+    - 🔄 Implement JWT authentication (high)
+
+    ## Remember
+    - API keys rotate weekly
+
+    ## Important Constraints
+    - Token TTL must be 1 hour
+    ");
+    let hot = json(d, &["hot", "--json"]);
+    assert_eq!(hot["active_goals"][0]["version"], 2);
+    assert_eq!(
+        hot["important_constraints"][0]["text"],
+        "Token TTL must be 1 hour"
+    );
+}
+
+#[test]
+fn bad_input_is_refused_and_nothing_changes() {
+    let tmp = project();
+    let d = tmp.path();
+    let o = mnemon(d, &["record", "--type", "x", "--data", "{bad"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--data is not valid JSON"));
+    assert_eq!(
+        mnemon(d, &["message", "--role", "bot", "hi"]).status.code(),
+        Some(2)
+    );
+    let o = mnemon(d, &["session", "restore", "nope"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no session with id `nope`"));
+    assert_eq!(json(d, &["recent", "--json"]).as_array().unwrap().len(), 0);
+
+    let elsewhere = tempfile::tempdir().unwrap();
+    let o = mnemon(elsewhere.path(), &["recent"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("run `mnemon init`"));
+    std::fs::create_dir_all(elsewhere.path().join(".mnemon")).unwrap();
+    std::fs::write(elsewhere.path().join(".mnemon/mnemon.db"), "not a database").unwrap();
+    let o = mnemon(elsewhere.path(), &["recent"]);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("is not a mnemon database"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
