@@ -79,6 +79,66 @@ pub enum Command {
     Remember(RememberArgs),
     /// The hot context: goals, pending actions, constraints, decisions, files, entities.
     Hot(AgentArg),
+    /// Decision records (ADR): never raw reasoning, only the structured rationale.
+    #[command(subcommand)]
+    Decision(DecisionCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DecisionCommand {
+    /// Record a decision; writes .mnemon/decisions/DR-<id>_<slug>.md.
+    Add(DecisionInput),
+    /// Decision records, most recent first.
+    List {
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+    },
+    /// One decision record as ADR markdown.
+    Show { id: String },
+    /// Replace a decision with a new one; the old one becomes Superseded.
+    Supersede {
+        /// The decision being replaced.
+        id: String,
+        #[command(flatten)]
+        input: DecisionInput,
+    },
+    /// Move a decision through its lifecycle (Accepted, Deprecated).
+    Status {
+        id: String,
+        /// Proposed, Accepted, Deprecated or Superseded.
+        status: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct DecisionInput {
+    #[arg(long, value_name = "TEXT", required_unless_present = "from_json")]
+    pub title: Option<String>,
+    /// The problem being decided.
+    #[arg(long, value_name = "TEXT", required_unless_present = "from_json")]
+    pub context: Option<String>,
+    /// What was decided.
+    #[arg(long, value_name = "TEXT", required_unless_present = "from_json")]
+    pub decision: Option<String>,
+    #[arg(long, value_name = "TEXT")]
+    pub positive: Vec<String>,
+    #[arg(long, value_name = "TEXT")]
+    pub negative: Vec<String>,
+    #[arg(long, value_name = "TEXT")]
+    pub mitigation: Vec<String>,
+    /// An option not taken, as "OPTION: why it was rejected".
+    #[arg(long, value_name = "OPTION: REASON")]
+    pub alternative: Vec<String>,
+    #[arg(long, value_name = "TEXT")]
+    pub assumption: Vec<String>,
+    /// Proposed (default) or Accepted.
+    #[arg(long, value_name = "STATUS")]
+    pub status: Option<String>,
+    /// Read the whole record as JSON (design v2's fields) from a file or `-`.
+    #[arg(long = "from-json", value_name = "FILE", conflicts_with_all = ["title", "context", "decision"])]
+    pub from_json: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub agent: AgentArg,
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,7 @@
 
 mod cli;
 mod commands;
+mod files;
 mod output;
 mod project;
 
@@ -37,6 +38,7 @@ fn main() -> ExitCode {
         Command::Constraint(c) => commands::hot::constraint(g, c),
         Command::Remember(a) => commands::hot::remember(g, a),
         Command::Hot(a) => commands::hot::hot(g, a),
+        Command::Decision(c) => commands::decision::run(g, c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -171,3 +171,135 @@ fn bad_input_is_refused_and_nothing_changes() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+#[test]
+fn decision_records_end_to_end() {
+    let tmp = project();
+    let d = tmp.path();
+    let r = json(
+        d,
+        &[
+            "decision",
+            "add",
+            "--title",
+            "Use RS256 for JWT signing",
+            "--context",
+            "Several services verify tokens.",
+            "--decision",
+            "Sign with RS256.",
+            "--positive",
+            "No shared secret",
+            "--negative",
+            "Key rotation",
+            "--mitigation",
+            "JWKS endpoint",
+            "--alternative",
+            "HS256: every verifier holds the secret",
+            "--assumption",
+            "Services reach the JWKS",
+            "--status",
+            "accepted",
+            "--json",
+        ],
+    );
+    let id = r["id"].as_str().unwrap().to_string();
+    let file = d
+        .join(".mnemon/decisions")
+        .join(format!("{id}_use-rs256-for-jwt-signing.md"));
+    let md = std::fs::read_to_string(&file).unwrap();
+    insta::assert_snapshot!(md.replace(&id, "DR-xxxxxxxx"), @r"
+    # Decision Record: Use RS256 for JWT signing
+
+    **Date**: 2025-01-15T14:30:00+00:00
+    **Status**: Accepted
+    **ID**: DR-xxxxxxxx
+
+    ## Context
+
+    Several services verify tokens.
+
+    ## Decision
+
+    Sign with RS256.
+
+    ## Consequences
+
+    **Positive**:
+    - No shared secret
+
+    **Negative**:
+    - Key rotation
+
+    **Mitigations**:
+    - JWKS endpoint
+
+    ## Alternatives Considered
+
+    1. **HS256**: every verifier holds the secret
+
+    ## Assumptions
+
+    - Services reach the JWKS
+    ");
+    assert_eq!(
+        ok(d, &["decision", "show", &id]),
+        md,
+        "the file is the stored record"
+    );
+
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_mnemon"))
+        .args(["decision", "add", "--from-json", "-"])
+        .current_dir(d)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(
+                br#"{"title": "t", "context": "c", "decision": "d", "scratchpad": "..."}"#,
+            )?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("never store raw reasoning"));
+
+    let s = json(
+        d,
+        &[
+            "decision",
+            "supersede",
+            &id,
+            "--title",
+            "Use EdDSA",
+            "--context",
+            "Faster.",
+            "--decision",
+            "Sign with Ed25519.",
+            "--json",
+        ],
+    );
+    assert_eq!(s["superseded"]["status"], "Superseded");
+    assert_eq!(s["superseded"]["superseded_by"], s["new"]["id"]);
+    let hot = ok(d, &["hot"]);
+    assert!(!hot.contains(&id) && hot.contains("Ed25519"), "{hot}");
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("**Superseded by**")
+    );
+    assert_eq!(
+        mnemon(d, &["decision", "status", &id, "accepted"])
+            .status
+            .code(),
+        Some(1)
+    );
+    assert_eq!(
+        json(d, &["decision", "list", "--json"])
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+}

@@ -10,8 +10,9 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use mnemon_core::importance::Role;
 use mnemon_core::memory::{
-    Clock, HotItemChange, HotKind, HotStatus, Memory, MessageQuery, NewMessage, NewOperation,
-    OperationQuery, Phase, Priority, SessionStatus, Store, StoreError, Timestamp, WorkingMemory,
+    Clock, HotItemChange, HotKind, HotStatus, Memory, MessageQuery, NewDecision, NewMessage,
+    NewOperation, OperationQuery, Phase, Priority, SessionStatus, Store, StoreError, Timestamp,
+    WorkingMemory,
 };
 use mnemon_core::tokens::{Encoding, OpenAiBpe, TokenCounter};
 use serde_json::json;
@@ -53,6 +54,7 @@ pub fn run_all<S: Store + 'static>(fresh: &dyn Fn() -> S) {
     queries_filter_and_search(fresh);
     sessions_lifecycle(fresh);
     hot_context_versions(fresh);
+    decision_records(fresh);
     working_memory_rebuilds(fresh);
     thousands_of_records(fresh);
     concurrent_writers_lose_nothing(fresh);
@@ -410,6 +412,71 @@ pub fn hot_context_versions<S: Store>(fresh: &dyn Fn() -> S) {
         .unwrap();
     assert_eq!(log.len(), 2);
     assert!(log.iter().all(|o| o.pinned));
+}
+
+pub fn decision_records<S: Store>(fresh: &dyn Fn() -> S) {
+    let m = memory(fresh(), "orchestrator");
+    let d = NewDecision::from_json(&json!({
+        "title": "Use RS256 for JWT signing",
+        "context": "Several services verify tokens.",
+        "decision": "Sign with RS256.",
+        "consequences": {"positive": ["No shared secret"], "negative": ["Key rotation"], "mitigations": ["JWKS endpoint"]},
+        "alternatives": [{"option": "HS256", "rejected_because": "shares the secret"}],
+        "assumptions": ["Services can reach the JWKS"],
+        "status": "Accepted"
+    }))
+    .unwrap();
+    let r = m.decide(&d).unwrap();
+    assert!(
+        r.id.starts_with("DR-")
+            && r.id.len() == 11
+            && r.id[3..].chars().all(|c| c.is_ascii_hexdigit()),
+        "{}",
+        r.id
+    );
+    assert_eq!(
+        m.store().decision(&r.id).unwrap(),
+        r,
+        "the record round-trips"
+    );
+    assert_eq!(
+        m.store().decision(&r.id[3..]).unwrap().id,
+        r.id,
+        "the hex part finds it"
+    );
+    let log = m
+        .recent(&OperationQuery {
+            kind: Some("decision".into()),
+            ..OperationQuery::default()
+        })
+        .unwrap();
+    assert_eq!(log[0].data["id"], r.id.as_str());
+    assert!(log[0].pinned);
+    assert!(
+        m.hot()
+            .unwrap()
+            .of_kind(HotKind::Decision)
+            .any(|h| h.text.contains(&r.id))
+    );
+
+    let mut next = d.clone();
+    next.title = "Use EdDSA for JWT signing".into();
+    next.decision = "Sign with Ed25519.".into();
+    let (old, new) = m.supersede(&r.id, &next).unwrap();
+    assert_eq!(old.status, mnemon_core::memory::DecisionStatus::Superseded);
+    assert_eq!(old.superseded_by.as_deref(), Some(new.id.as_str()));
+    assert!(matches!(
+        m.set_decision_status(&old.id, mnemon_core::memory::DecisionStatus::Accepted),
+        Err(StoreError::Invalid(_))
+    ));
+    assert_eq!(m.store().decisions(None).unwrap().len(), 2);
+    let mut bad = d.clone();
+    bad.context = "<think>let me think</think>".into();
+    assert!(matches!(m.decide(&bad), Err(StoreError::Invalid(_))));
+    assert!(matches!(
+        m.store().decision("DR-00000000"),
+        Err(StoreError::NotFound { .. })
+    ));
 }
 
 pub fn working_memory_rebuilds<S: Store>(fresh: &dyn Fn() -> S) {

@@ -10,6 +10,7 @@
 //! This crate implements mnemon-core's storage traits and knows nothing of
 //! the domain rules; those run in core before a write arrives here.
 
+mod decisions;
 mod error;
 mod hot;
 mod log;

@@ -5,8 +5,14 @@ use rusqlite::Connection;
 
 use crate::error::map_err;
 
-const MIGRATIONS: &[(i64, &str, &str)] =
-    &[(1, "init", include_str!("../migrations/0001_init.sql"))];
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "init", include_str!("../migrations/0001_init.sql")),
+    (
+        2,
+        "decisions",
+        include_str!("../migrations/0002_decisions.sql"),
+    ),
+];
 
 /// The schema version this build writes.
 pub const LATEST_SCHEMA: i64 = MIGRATIONS[MIGRATIONS.len() - 1].0;

@@ -1,8 +1,5 @@
 //! `mnemon init`: a new `.mnemon/` with a commented config.toml.
 
-use std::io::Write;
-use std::path::Path;
-
 use anyhow::{Context, Result, bail};
 use mnemon_core::config::{ConfigFile, DEFAULT_TOML, load};
 use mnemon_core::models::Registry;
@@ -62,7 +59,7 @@ pub fn run(g: &Global, args: &InitArgs) -> Result<()> {
     let setup = resolve(&loaded.config, None)?;
 
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    write_atomically(&path, text.as_bytes())?;
+    crate::files::write_atomically(&path, text.as_bytes())?;
 
     if g.json {
         return json(&json!({
@@ -87,26 +84,4 @@ pub fn run(g: &Global, args: &InitArgs) -> Result<()> {
 
 fn toml_string(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
-}
-
-/// Temp file, fsync, rename: a crash leaves the old file or the new one,
-/// never half of one.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().context("a file path has a parent")?;
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("file"),
-        std::process::id()
-    ));
-    let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        std::fs::File::open(dir)?.sync_all()
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.with_context(|| format!("cannot write {}", path.display()))
 }

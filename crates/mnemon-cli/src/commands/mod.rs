@@ -1,6 +1,7 @@
 //! One file per subcommand.
 
 pub mod config;
+pub mod decision;
 pub mod hot;
 pub mod init;
 pub mod log;

@@ -4,6 +4,7 @@
 //! (`mnemon-sqlite`). [`Memory`] applies the domain rules on every write:
 //! exact token counts, importance, pinning, no raw reasoning.
 
+mod decision;
 mod hot;
 pub mod privacy;
 mod service;
@@ -11,9 +12,12 @@ mod store;
 mod types;
 mod working;
 
+pub use decision::{
+    Alternative, Consequences, DecisionError, DecisionRecord, DecisionStatus, NewDecision, slug,
+};
 pub use hot::{HotContext, HotItem, HotItemChange, HotItemDraft, HotKind, HotStatus, Priority};
 pub use service::{Memory, RestoredSession, data_text};
-pub use store::{HotStore, OperationLog, SessionStore, Store, StoreError};
+pub use store::{DecisionStore, HotStore, OperationLog, SessionStore, Store, StoreError};
 pub use types::{
     Clock, Message, MessageDraft, MessageQuery, NewMessage, NewOperation, Operation,
     OperationDraft, OperationQuery, Phase, Session, SessionChange, SessionStatus, Timestamp,

@@ -4,6 +4,7 @@
 //! opaque strings the backend assigns, `seq` is any strictly increasing
 //! position, and every row belongs to the store's project.
 
+use super::decision::{DecisionRecord, DecisionStatus};
 use super::hot::{HotContext, HotItem, HotItemChange, HotItemDraft};
 use super::types::{
     Message, MessageDraft, MessageQuery, Operation, OperationDraft, OperationQuery, Session,
@@ -99,8 +100,30 @@ pub trait HotStore {
     fn hot_item(&self, id: &str) -> Result<HotItem, StoreError>;
 }
 
+/// Decision records. The backend assigns `DR-` ids; everything else comes in
+/// the draft.
+pub trait DecisionStore {
+    fn insert_decision(&self, draft: &DecisionRecord) -> Result<DecisionRecord, StoreError>;
+    /// By full id (`DR-a3f8b2c1`), its hex part, or a unique prefix.
+    fn decision(&self, id: &str) -> Result<DecisionRecord, StoreError>;
+    /// Most recent first.
+    fn decisions(&self, limit: Option<usize>) -> Result<Vec<DecisionRecord>, StoreError>;
+    /// Sets a status, refusing transitions the ADR lifecycle does not allow.
+    fn set_decision_status(
+        &self,
+        id: &str,
+        status: DecisionStatus,
+    ) -> Result<DecisionRecord, StoreError>;
+    /// Inserts `replacement` and marks `old` Superseded by it, in one transaction.
+    fn supersede_decision(
+        &self,
+        old: &str,
+        replacement: &DecisionRecord,
+    ) -> Result<(DecisionRecord, DecisionRecord), StoreError>;
+}
+
 /// Everything a backend provides.
-pub trait Store: OperationLog + SessionStore + HotStore + Send + Sync {
+pub trait Store: OperationLog + SessionStore + HotStore + DecisionStore + Send + Sync {
     /// The project every row of this store belongs to.
     fn project_id(&self) -> &str;
 }

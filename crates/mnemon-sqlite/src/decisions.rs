@@ -1,0 +1,148 @@
+//! Decision records. The full record is stored as JSON, with its status and
+//! supersession as columns so lifecycle changes are checked in SQL.
+
+use mnemon_core::memory::{DecisionRecord, DecisionStatus, DecisionStore, StoreError};
+use rusqlite::{Connection, params};
+
+use crate::{SqliteStore, resolve_id};
+
+fn from_json(
+    record: &str,
+    status: &str,
+    superseded_by: Option<String>,
+) -> Result<DecisionRecord, StoreError> {
+    let mut r: DecisionRecord = serde_json::from_str(record).map_err(|e| {
+        StoreError::Backend(format!("a stored decision record does not parse: {e}"))
+    })?;
+    r.status = status.parse().map_err(StoreError::Backend)?;
+    r.superseded_by = superseded_by;
+    Ok(r)
+}
+
+fn read(
+    conn: &Connection,
+    path: &str,
+    project: &str,
+    id: &str,
+) -> Result<DecisionRecord, StoreError> {
+    let wanted = if id.starts_with("DR-") {
+        id.to_string()
+    } else {
+        format!("DR-{id}")
+    };
+    let full = resolve_id(conn, path, "decisions", "decision record", project, &wanted)?;
+    let (record, status, superseded_by): (String, String, Option<String>) = conn
+        .query_row(
+            "SELECT record, status, superseded_by FROM decisions WHERE id = ?1",
+            [&full],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .map_err(|e| crate::error::map_err(path, e))?;
+    from_json(&record, &status, superseded_by)
+}
+
+/// `DR-` and the last eight hex digits of a fresh UUIDv7 (its random part).
+fn new_decision_id() -> String {
+    let u = uuid::Uuid::now_v7().simple().to_string();
+    format!("DR-{}", &u[u.len() - 8..])
+}
+
+impl SqliteStore {
+    fn insert(
+        &self,
+        tx: &Connection,
+        draft: &DecisionRecord,
+    ) -> Result<DecisionRecord, StoreError> {
+        // Eight hex digits can collide; the UNIQUE constraint tells us, and we draw again.
+        for _ in 0..8 {
+            let mut r = draft.clone();
+            r.id = new_decision_id();
+            let json = serde_json::to_string(&r).map_err(|e| StoreError::Invalid(e.to_string()))?;
+            let res = tx.execute(
+                "INSERT INTO decisions (id, project_id, title, record, status, superseded_by, agent, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![r.id, self.project_id, r.title, json, r.status.name(), r.superseded_by, r.agent, r.timestamp.0],
+            );
+            match res {
+                Ok(_) => return Ok(r),
+                Err(rusqlite::Error::SqliteFailure(f, _))
+                    if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE =>
+                {
+                    continue;
+                }
+                Err(e) => return Err(self.err(e)),
+            }
+        }
+        Err(StoreError::Backend(
+            "could not draw a unique decision id".into(),
+        ))
+    }
+
+    fn set_status(
+        &self,
+        tx: &Connection,
+        id: &str,
+        status: DecisionStatus,
+        superseded_by: Option<&str>,
+    ) -> Result<DecisionRecord, StoreError> {
+        let current = read(tx, &self.path, &self.project_id, id)?;
+        if !current.status.can_become(status) {
+            return Err(StoreError::Invalid(format!(
+                "{} is {}; a {} decision cannot become {status}",
+                current.id, current.status, current.status
+            )));
+        }
+        tx.execute(
+            "UPDATE decisions SET status = ?2, superseded_by = coalesce(?3, superseded_by) WHERE id = ?1",
+            params![current.id, status.name(), superseded_by],
+        )
+        .map_err(|e| self.err(e))?;
+        read(tx, &self.path, &self.project_id, &current.id)
+    }
+}
+
+impl DecisionStore for SqliteStore {
+    fn insert_decision(&self, draft: &DecisionRecord) -> Result<DecisionRecord, StoreError> {
+        self.write(|tx| self.insert(tx, draft))
+    }
+
+    fn decision(&self, id: &str) -> Result<DecisionRecord, StoreError> {
+        read(&self.conn(), &self.path, &self.project_id, id)
+    }
+
+    fn decisions(&self, limit: Option<usize>) -> Result<Vec<DecisionRecord>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached("SELECT record, status, superseded_by FROM decisions WHERE project_id = ?1 ORDER BY seq DESC LIMIT ?2")
+            .map_err(|e| self.err(e))?;
+        let rows: Vec<(String, String, Option<String>)> = stmt
+            .query_map(
+                params![self.project_id, limit.map_or(-1, |l| l as i64)],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.err(e))?;
+        rows.into_iter()
+            .map(|(r, s, by)| from_json(&r, &s, by))
+            .collect()
+    }
+
+    fn set_decision_status(
+        &self,
+        id: &str,
+        status: DecisionStatus,
+    ) -> Result<DecisionRecord, StoreError> {
+        self.write(|tx| self.set_status(tx, id, status, None))
+    }
+
+    fn supersede_decision(
+        &self,
+        old: &str,
+        replacement: &DecisionRecord,
+    ) -> Result<(DecisionRecord, DecisionRecord), StoreError> {
+        self.write(|tx| {
+            let new = self.insert(tx, replacement)?;
+            let old = self.set_status(tx, old, DecisionStatus::Superseded, Some(&new.id))?;
+            Ok((old, new))
+        })
+    }
+}
