@@ -55,6 +55,7 @@ pub fn run_all<S: Store + 'static>(fresh: &dyn Fn() -> S) {
     sessions_lifecycle(fresh);
     hot_context_versions(fresh);
     decision_records(fresh);
+    project_entities(fresh);
     working_memory_rebuilds(fresh);
     thousands_of_records(fresh);
     concurrent_writers_lose_nothing(fresh);
@@ -477,6 +478,185 @@ pub fn decision_records<S: Store>(fresh: &dyn Fn() -> S) {
         m.store().decision("DR-00000000"),
         Err(StoreError::NotFound { .. })
     ));
+}
+
+pub fn project_entities<S: Store + 'static>(fresh: &dyn Fn() -> S) {
+    use mnemon_core::memory::{EntityChange, EntityKind, EntityQuery, EntityStatus, NewEntity};
+    let m = Arc::new(memory(fresh(), "orchestrator"));
+    let new = |kind, title: &str, parent, priority| NewEntity {
+        kind,
+        title: title.into(),
+        description: None,
+        priority,
+        parent,
+    };
+    let project = m
+        .create_entity(&new(EntityKind::Project, "obra", None, None))
+        .unwrap();
+    assert_eq!(project.number, 1);
+    let epic = m
+        .create_entity(&new(
+            EntityKind::Epic,
+            "User Authentication",
+            Some(project.number),
+            Some(1),
+        ))
+        .unwrap();
+    assert_eq!(epic.label(), "Epic #2 \"User Authentication\"");
+    let stories: Vec<_> = ["login", "signup", "MFA"]
+        .iter()
+        .map(|t| {
+            m.create_entity(&new(EntityKind::Story, t, Some(epic.number), None))
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        stories.iter().map(|s| s.number).collect::<Vec<_>>(),
+        vec![3, 4, 5],
+        "one sequence for every kind"
+    );
+
+    // 1,000+ tasks, as the seeds' scale target asks.
+    for i in 0..1_000u64 {
+        let parent = stories[(i % 3) as usize].number;
+        m.create_entity(&new(
+            EntityKind::Task,
+            &format!("task {i}"),
+            Some(parent),
+            Some((i % 5 + 1) as u8),
+        ))
+        .unwrap();
+    }
+    m.update_entity(
+        10,
+        &EntityChange {
+            status: Some(EntityStatus::InProgress),
+            ..EntityChange::default()
+        },
+    )
+    .unwrap();
+    m.update_entity(
+        11,
+        &EntityChange {
+            status: Some(EntityStatus::Blocked),
+            ..EntityChange::default()
+        },
+    )
+    .unwrap();
+    m.update_entity(
+        12,
+        &EntityChange {
+            status: Some(EntityStatus::Completed),
+            ..EntityChange::default()
+        },
+    )
+    .unwrap();
+    let tasks = |status| {
+        m.store()
+            .entities(&EntityQuery {
+                kind: Some(EntityKind::Task),
+                status: Some(status),
+                ..EntityQuery::default()
+            })
+            .unwrap()
+    };
+    assert_eq!(tasks(EntityStatus::InProgress).len(), 1);
+    assert_eq!(tasks(EntityStatus::Blocked)[0].number, 11);
+    let backlog = m
+        .store()
+        .entities(&EntityQuery {
+            status: Some(EntityStatus::Pending),
+            limit: Some(5),
+            ..EntityQuery::default()
+        })
+        .unwrap();
+    assert!(
+        backlog
+            .windows(2)
+            .all(|w| (w[0].priority, w[0].number) < (w[1].priority, w[1].number)),
+        "most urgent first"
+    );
+    assert_eq!(backlog[0].priority, 1);
+    let counts = m.store().status_counts().unwrap();
+    let pending_tasks = counts
+        .iter()
+        .find(|c| c.kind == EntityKind::Task && c.status == EntityStatus::Pending)
+        .unwrap();
+    assert_eq!(pending_tasks.count, 997);
+    assert_eq!(
+        m.store()
+            .entities(&EntityQuery {
+                parent: Some(epic.number),
+                ..EntityQuery::default()
+            })
+            .unwrap()
+            .len(),
+        3
+    );
+
+    // The hierarchy and the lifecycle are enforced.
+    assert!(matches!(
+        m.create_entity(&new(EntityKind::Story, "orphan", Some(10), None)),
+        Err(StoreError::Invalid(_))
+    ));
+    assert!(matches!(
+        m.create_entity(&new(EntityKind::Task, "x", Some(99_999), None)),
+        Err(StoreError::NotFound { .. })
+    ));
+    assert!(matches!(
+        m.create_entity(&new(EntityKind::Task, "x", None, Some(9))),
+        Err(StoreError::Invalid(_))
+    ));
+    assert!(matches!(
+        m.update_entity(
+            12,
+            &EntityChange {
+                status: Some(EntityStatus::Pending),
+                ..EntityChange::default()
+            }
+        ),
+        Err(StoreError::Invalid(_))
+    ));
+    // Completing an epic is recorded and pinned.
+    m.update_entity(
+        epic.number,
+        &EntityChange {
+            status: Some(EntityStatus::Completed),
+            ..EntityChange::default()
+        },
+    )
+    .unwrap();
+    let log = m
+        .recent(&OperationQuery {
+            kind: Some("entity_updated".into()),
+            limit: Some(1),
+            ..OperationQuery::default()
+        })
+        .unwrap();
+    assert!(log[0].pinned, "an epic completion is pinned");
+
+    // Concurrent creation never reuses a number.
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let m = Arc::clone(&m);
+            std::thread::spawn(move || {
+                (0..25)
+                    .map(|i| {
+                        m.create_entity(&new(EntityKind::Task, &format!("t{t}-{i}"), None, None))
+                            .unwrap()
+                            .number
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut numbers: Vec<u64> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    numbers.sort();
+    numbers.dedup();
+    assert_eq!(numbers.len(), 100);
 }
 
 pub fn working_memory_rebuilds<S: Store>(fresh: &dyn Fn() -> S) {

@@ -12,6 +12,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "decisions",
         include_str!("../migrations/0002_decisions.sql"),
     ),
+    (
+        3,
+        "entities",
+        include_str!("../migrations/0003_entities.sql"),
+    ),
 ];
 
 /// The schema version this build writes.

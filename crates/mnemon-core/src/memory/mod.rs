@@ -5,6 +5,7 @@
 //! exact token counts, importance, pinning, no raw reasoning.
 
 mod decision;
+mod entities;
 mod hot;
 pub mod privacy;
 mod service;
@@ -15,9 +16,15 @@ mod working;
 pub use decision::{
     Alternative, Consequences, DecisionError, DecisionRecord, DecisionStatus, NewDecision, slug,
 };
+pub use entities::{
+    Entity, EntityChange, EntityDraft, EntityKind, EntityQuery, EntityStatus, NewEntity,
+    StatusCount,
+};
 pub use hot::{HotContext, HotItem, HotItemChange, HotItemDraft, HotKind, HotStatus, Priority};
 pub use service::{Memory, RestoredSession, data_text};
-pub use store::{DecisionStore, HotStore, OperationLog, SessionStore, Store, StoreError};
+pub use store::{
+    DecisionStore, EntityStore, HotStore, OperationLog, SessionStore, Store, StoreError,
+};
 pub use types::{
     Clock, Message, MessageDraft, MessageQuery, NewMessage, NewOperation, Operation,
     OperationDraft, OperationQuery, Phase, Session, SessionChange, SessionStatus, Timestamp,

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::decision::{DecisionRecord, DecisionStatus, NewDecision};
+use super::entities::{Entity, EntityChange, EntityDraft, EntityStatus, NewEntity};
 use super::hot::{HotContext, HotItem, HotItemChange, HotItemDraft, HotKind, HotStatus, Priority};
 use super::privacy::{strip_reasoning, strip_reasoning_fields};
 use super::store::{Store, StoreError};
@@ -431,6 +432,73 @@ impl<S: Store> Memory<S> {
             None,
         )?;
         Ok(())
+    }
+}
+
+impl<S: Store> Memory<S> {
+    /// Creates an entity under a parent of an allowed kind, and records it.
+    pub fn create_entity(&self, e: &NewEntity) -> Result<Entity, StoreError> {
+        let title = e.title.trim();
+        if title.is_empty() {
+            return Err(StoreError::Invalid(format!("a {} needs a title", e.kind)));
+        }
+        let priority = e.priority.unwrap_or(3);
+        if !(1..=5).contains(&priority) {
+            return Err(StoreError::Invalid(format!(
+                "priority {priority} is out of range: use 1 (most urgent) to 5"
+            )));
+        }
+        if let Some(p) = e.parent {
+            let parent = self.store.entity(p)?;
+            if !e.kind.allowed_parents().contains(&parent.kind) {
+                let allowed: Vec<_> = e.kind.allowed_parents().iter().map(|k| k.name()).collect();
+                return Err(StoreError::Invalid(format!(
+                    "a {} cannot go under {}; its parent must be {}",
+                    e.kind,
+                    parent.label(),
+                    if allowed.is_empty() {
+                        "nothing".to_string()
+                    } else {
+                        allowed.join(" or ")
+                    }
+                )));
+            }
+        }
+        let entity = self.store.create_entity(&EntityDraft {
+            kind: e.kind,
+            title: title.to_string(),
+            description: e.description.clone().filter(|d| !d.trim().is_empty()),
+            priority,
+            parent: e.parent,
+            status: EntityStatus::Pending,
+            at: self.clock.now(),
+        })?;
+        self.log_entity("entity_created", &entity)?;
+        Ok(entity)
+    }
+
+    pub fn update_entity(&self, number: u64, change: &EntityChange) -> Result<Entity, StoreError> {
+        if let Some(p) = change.priority
+            && !(1..=5).contains(&p)
+        {
+            return Err(StoreError::Invalid(format!(
+                "priority {p} is out of range: use 1 (most urgent) to 5"
+            )));
+        }
+        let entity = self.store.update_entity(number, change, self.clock.now())?;
+        self.log_entity("entity_updated", &entity)?;
+        Ok(entity)
+    }
+
+    /// Recorded so that "what did we just do?" and "add stories to it" can
+    /// find the entity; epic and milestone completions are pinned.
+    fn log_entity(&self, kind: &str, e: &Entity) -> Result<Operation, StoreError> {
+        self.record(NewOperation {
+            kind: kind.into(),
+            data: json!({"entity_type": e.kind.name(), "number": e.number, "title": e.title, "parent": e.parent}),
+            status: Some(e.status.name().into()),
+            ..NewOperation::default()
+        })
     }
 }
 

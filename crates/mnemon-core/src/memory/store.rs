@@ -5,6 +5,7 @@
 //! position, and every row belongs to the store's project.
 
 use super::decision::{DecisionRecord, DecisionStatus};
+use super::entities::{Entity, EntityChange, EntityDraft, EntityQuery, StatusCount};
 use super::hot::{HotContext, HotItem, HotItemChange, HotItemDraft};
 use super::types::{
     Message, MessageDraft, MessageQuery, Operation, OperationDraft, OperationQuery, Session,
@@ -122,8 +123,26 @@ pub trait DecisionStore {
     ) -> Result<(DecisionRecord, DecisionRecord), StoreError>;
 }
 
+/// Project entities, numbered from one sequence per project.
+pub trait EntityStore {
+    /// Takes the project's next number.
+    fn create_entity(&self, draft: &EntityDraft) -> Result<Entity, StoreError>;
+    fn entity(&self, number: u64) -> Result<Entity, StoreError>;
+    fn update_entity(
+        &self,
+        number: u64,
+        change: &EntityChange,
+        at: Timestamp,
+    ) -> Result<Entity, StoreError>;
+    /// Most urgent first, then by number.
+    fn entities(&self, q: &EntityQuery) -> Result<Vec<Entity>, StoreError>;
+    fn status_counts(&self) -> Result<Vec<StatusCount>, StoreError>;
+}
+
 /// Everything a backend provides.
-pub trait Store: OperationLog + SessionStore + HotStore + DecisionStore + Send + Sync {
+pub trait Store:
+    OperationLog + SessionStore + HotStore + DecisionStore + EntityStore + Send + Sync
+{
     /// The project every row of this store belongs to.
     fn project_id(&self) -> &str;
 }

@@ -1,0 +1,158 @@
+//! Project entities, numbered from one sequence per project.
+
+use mnemon_core::memory::{
+    Entity, EntityChange, EntityDraft, EntityKind, EntityQuery, EntityStatus, EntityStore,
+    StatusCount, StoreError, Timestamp,
+};
+use rusqlite::types::Value;
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use crate::SqliteStore;
+
+const COLUMNS: &str =
+    "number, kind, title, description, status, priority, parent, created_at, updated_at";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<Entity> {
+    let kind: String = r.get(1)?;
+    let status: String = r.get(4)?;
+    Ok(Entity {
+        number: r.get::<_, i64>(0)? as u64,
+        kind: kind.parse().unwrap_or(EntityKind::Task),
+        title: r.get(2)?,
+        description: r.get(3)?,
+        status: status.parse().unwrap_or_default(),
+        priority: r.get::<_, i64>(5)? as u8,
+        parent: r.get::<_, Option<i64>>(6)?.map(|p| p as u64),
+        created_at: Timestamp(r.get(7)?),
+        updated_at: Timestamp(r.get(8)?),
+    })
+}
+
+fn get(conn: &Connection, store: &SqliteStore, number: u64) -> Result<Entity, StoreError> {
+    conn.query_row(
+        &format!("SELECT {COLUMNS} FROM entities WHERE project_id = ?1 AND number = ?2"),
+        params![store.project_id, number as i64],
+        from_row,
+    )
+    .optional()
+    .map_err(|e| store.err(e))?
+    .ok_or_else(|| StoreError::NotFound {
+        what: "entity",
+        id: format!("#{number}"),
+    })
+}
+
+impl EntityStore for SqliteStore {
+    fn create_entity(&self, d: &EntityDraft) -> Result<Entity, StoreError> {
+        self.write(|tx| {
+            // BEGIN IMMEDIATE holds the write lock, so max + 1 cannot race;
+            // the primary key would refuse a duplicate anyway.
+            let number: i64 = tx
+                .query_row("SELECT coalesce(max(number), 0) + 1 FROM entities WHERE project_id = ?1", [&self.project_id], |r| r.get(0))
+                .map_err(|e| self.err(e))?;
+            tx.execute(
+                "INSERT INTO entities (project_id, number, kind, title, description, status, priority, parent, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9)",
+                params![
+                    self.project_id,
+                    number,
+                    d.kind.name(),
+                    d.title,
+                    d.description,
+                    d.status.name(),
+                    d.priority as i64,
+                    d.parent.map(|p| p as i64),
+                    d.at.0
+                ],
+            )
+            .map_err(|e| self.err(e))?;
+            get(tx, self, number as u64)
+        })
+    }
+
+    fn entity(&self, number: u64) -> Result<Entity, StoreError> {
+        get(&self.conn(), self, number)
+    }
+
+    fn update_entity(
+        &self,
+        number: u64,
+        c: &EntityChange,
+        at: Timestamp,
+    ) -> Result<Entity, StoreError> {
+        self.write(|tx| {
+            let current = get(tx, self, number)?;
+            if let Some(next) = c.status
+                && !current.status.can_become(next)
+            {
+                return Err(StoreError::Invalid(format!(
+                    "{} is {}; completed work reopens to in_progress, not {next}",
+                    current.label(),
+                    current.status
+                )));
+            }
+            tx.execute(
+                "UPDATE entities SET title = coalesce(?3, title), description = coalesce(?4, description), status = coalesce(?5, status),
+                 priority = coalesce(?6, priority), updated_at = ?7 WHERE project_id = ?1 AND number = ?2",
+                params![
+                    self.project_id,
+                    number as i64,
+                    c.title,
+                    c.description,
+                    c.status.map(EntityStatus::name),
+                    c.priority.map(|p| p as i64),
+                    at.0
+                ],
+            )
+            .map_err(|e| self.err(e))?;
+            get(tx, self, number)
+        })
+    }
+
+    fn entities(&self, q: &EntityQuery) -> Result<Vec<Entity>, StoreError> {
+        let mut sql = format!("SELECT {COLUMNS} FROM entities WHERE project_id = ?");
+        let mut args = vec![Value::Text(self.project_id.clone())];
+        if let Some(k) = q.kind {
+            sql.push_str(" AND kind = ?");
+            args.push(Value::Text(k.name().into()));
+        }
+        if let Some(s) = q.status {
+            sql.push_str(" AND status = ?");
+            args.push(Value::Text(s.name().into()));
+        }
+        if let Some(p) = q.parent {
+            sql.push_str(" AND parent = ?");
+            args.push(Value::Integer(p as i64));
+        }
+        sql.push_str(" ORDER BY priority, number LIMIT ?");
+        args.push(Value::Integer(q.limit.map_or(-1, |l| l as i64)));
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
+        stmt.query_map(rusqlite::params_from_iter(args), from_row)
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.err(e))
+    }
+
+    fn status_counts(&self) -> Result<Vec<StatusCount>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached("SELECT kind, status, count(*) FROM entities WHERE project_id = ?1 GROUP BY kind, status ORDER BY kind, status")
+            .map_err(|e| self.err(e))?;
+        let rows: Vec<(String, String, i64)> = stmt
+            .query_map([&self.project_id], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.err(e))?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(k, s, n)| {
+                Some(StatusCount {
+                    kind: k.parse().ok()?,
+                    status: s.parse().ok()?,
+                    count: n as u64,
+                })
+            })
+            .collect())
+    }
+}
