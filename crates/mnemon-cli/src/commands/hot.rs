@@ -121,19 +121,7 @@ pub fn goal(g: &Global, c: &GoalCommand) -> Result<()> {
             id,
             version: v,
             agent,
-        } => {
-            let m = memory(g, agent)?;
-            let ver = version(&m, id, v)?;
-            let item = m.update_hot(
-                id,
-                ver,
-                HotItemChange {
-                    status: Some(HotStatus::Complete),
-                    ..HotItemChange::default()
-                },
-            )?;
-            show(g, "completed", &item)
-        }
+        } => set_status(g, id, v, agent, HotStatus::Complete, "completed"),
         GoalCommand::List => list(g, HotKind::Goal),
     }
 }
@@ -148,21 +136,27 @@ pub fn constraint(g: &Global, c: &ConstraintCommand) -> Result<()> {
             id,
             version: v,
             agent,
-        } => {
-            let m = memory(g, agent)?;
-            let ver = version(&m, id, v)?;
-            let item = m.update_hot(
-                id,
-                ver,
-                HotItemChange {
-                    status: Some(HotStatus::Removed),
-                    ..HotItemChange::default()
-                },
-            )?;
-            show(g, "removed", &item)
-        }
+        } => set_status(g, id, v, agent, HotStatus::Removed, "removed"),
         ConstraintCommand::List => list(g, HotKind::Constraint),
     }
+}
+
+/// Moves an item to `status`, checked against the version given (or read).
+fn set_status(
+    g: &Global,
+    id: &str,
+    v: &VersionArg,
+    agent: &AgentArg,
+    status: HotStatus,
+    verb: &str,
+) -> Result<()> {
+    let m = memory(g, agent)?;
+    let ver = version(&m, id, v)?;
+    let change = HotItemChange {
+        status: Some(status),
+        ..HotItemChange::default()
+    };
+    show(g, verb, &m.update_hot(id, ver, change)?)
 }
 
 pub fn remember(g: &Global, a: &RememberArgs) -> Result<()> {
