@@ -10,12 +10,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// it in and what to do about it; counts tokens exactly for the model's own
 /// tokenizer.
 #[derive(Debug, Parser)]
-#[command(
-    name = "mnemon",
-    version,
-    propagate_version = true,
-    max_term_width = 100
-)]
+#[command(name = "mnemon", version, max_term_width = 100)]
 pub struct Cli {
     #[command(flatten)]
     pub global: Global,
@@ -79,9 +74,26 @@ pub enum Command {
     Remember(RememberArgs),
     /// The hot context: goals, pending actions, constraints, decisions, files, entities.
     Hot(AgentArg),
+    /// Episodic documents: project_state, work_plan, decision_log.
+    #[command(subcommand)]
+    Doc(DocCommand),
+    /// Rewrite every rendered file (memory/, decisions/) from the database.
+    Export,
     /// Decision records (ADR): never raw reasoning, only the structured rationale.
     #[command(subcommand)]
     Decision(DecisionCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DocCommand {
+    /// Print a document, regenerated from the store (or an old version).
+    Show {
+        #[arg(value_parser = ["project_state", "work_plan", "decision_log"])]
+        kind: String,
+        /// An older kept version.
+        #[arg(long, value_name = "N")]
+        version: Option<u64>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

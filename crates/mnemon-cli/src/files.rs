@@ -27,3 +27,76 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     }
     result.with_context(|| format!("cannot write {}", path.display()))
 }
+
+use mnemon_core::memory::{DecisionStore, DocKind, Document, DocumentStore};
+
+use crate::project::{Project, ProjectMemory};
+
+/// `memory/<stem>.md` for the current version and
+/// `memory/versions/<stem>_<YYYYmmdd_HHMMSS_mmm>.md` for each kept old one;
+/// version files of pruned versions are removed, so the folder mirrors the store.
+pub fn write_documents(project: &Project, m: &ProjectMemory, current: &[Document]) -> Result<()> {
+    let Some(dir) = &project.dir else {
+        return Ok(());
+    };
+    let mem = dir.join("memory");
+    let versions = mem.join("versions");
+    std::fs::create_dir_all(&versions)
+        .with_context(|| format!("cannot create {}", versions.display()))?;
+    for doc in current {
+        write_atomically(
+            &mem.join(format!("{}.md", doc.kind.stem())),
+            doc.content.as_bytes(),
+        )?;
+        let kept: Vec<Document> = m
+            .store()
+            .document_versions(doc.kind)?
+            .into_iter()
+            .filter(|d| d.version != doc.version)
+            .collect();
+        let names: Vec<String> = kept.iter().map(version_file).collect();
+        for (d, name) in kept.iter().zip(&names) {
+            let path = versions.join(name);
+            if !path.exists() {
+                write_atomically(&path, d.content.as_bytes())?;
+            }
+        }
+        let prefix = format!("{}_", doc.kind.stem());
+        for entry in std::fs::read_dir(&versions)
+            .with_context(|| format!("cannot read {}", versions.display()))?
+        {
+            let name = entry?.file_name().to_string_lossy().to_string();
+            if name.starts_with(&prefix) && !names.contains(&name) {
+                std::fs::remove_file(versions.join(&name))
+                    .with_context(|| format!("cannot remove {name}"))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn version_file(d: &Document) -> String {
+    format!(
+        "{}_{}.md",
+        d.kind.stem(),
+        d.created_at.datetime().format("%Y%m%d_%H%M%S_%3f")
+    )
+}
+
+/// Rewrites every rendered file from the database: the episodic documents
+/// and their versions, and every decision record.
+pub fn export(project: &Project, m: &ProjectMemory, keep_versions: u64) -> Result<usize> {
+    let docs = m.refresh_documents(keep_versions)?;
+    write_documents(project, m, &docs)?;
+    let mut written = DocKind::ALL.len();
+    if let Some(dir) = &project.dir {
+        let decisions = dir.join("decisions");
+        std::fs::create_dir_all(&decisions)
+            .with_context(|| format!("cannot create {}", decisions.display()))?;
+        for r in m.store().decisions(None)? {
+            write_atomically(&decisions.join(r.file_name()), r.to_markdown().as_bytes())?;
+            written += 1;
+        }
+    }
+    Ok(written)
+}

@@ -39,6 +39,10 @@ fn main() -> ExitCode {
         Command::Remember(a) => commands::hot::remember(g, a),
         Command::Hot(a) => commands::hot::hot(g, a),
         Command::Decision(c) => commands::decision::run(g, c),
+        Command::Doc(cli::DocCommand::Show { kind, version }) => {
+            commands::doc::show(g, kind, *version)
+        }
+        Command::Export => commands::doc::export(g),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

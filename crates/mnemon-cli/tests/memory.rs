@@ -303,3 +303,119 @@ fn decision_records_end_to_end() {
         2
     );
 }
+
+#[test]
+fn episodic_documents_render_and_export_restores_files() {
+    let tmp = project();
+    let d = tmp.path();
+    ok(
+        d,
+        &[
+            "decision",
+            "add",
+            "--title",
+            "Use RS256",
+            "--context",
+            "Several verifiers.",
+            "--decision",
+            "Sign with RS256.",
+            "--status",
+            "accepted",
+        ],
+    );
+    let state = ok(d, &["doc", "show", "project_state"]);
+    let session = json(d, &["session", "list", "--json"])[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    insta::assert_snapshot!(state.replace(&session, "<session>"), @r"
+    # Project State
+
+    **Last Updated**: 2025-01-15T14:30:00+00:00
+    **Session**: <session>
+
+    ## Active Work
+
+    - Nothing is in progress
+
+    ## Recent Progress
+
+    - No changes this session
+
+    ## Blockers
+
+    - None
+
+    ## Statistics
+
+    - **Total Epics**: 0
+    - **Total Stories**: 0
+    - **Total Tasks**: 0
+    - **Completed**: 0
+    - **In Progress**: 0
+    - **Blocked**: 0
+    ");
+    insta::assert_snapshot!(ok(d, &["doc", "show", "work_plan"]), @r"
+    # Work Plan
+
+    **Last Updated**: 2025-01-15T14:30:00+00:00
+
+    ## Immediate Next Steps
+
+    - Nothing is planned yet
+
+    ## Prioritized Backlog
+
+    - The backlog is empty
+
+    ## Future Work
+
+    - No milestones are planned
+    ");
+    let log = ok(d, &["doc", "show", "decision_log"]);
+    assert!(
+        log.contains("] DR-") && log.contains(": Use RS256 (Accepted)\nSign with RS256."),
+        "{log}"
+    );
+
+    // A second decision changes the log: version 2, and version 1 stays readable.
+    ok(
+        d,
+        &[
+            "decision",
+            "add",
+            "--title",
+            "Use Redis",
+            "--context",
+            "Key cache.",
+            "--decision",
+            "Cache keys in Redis.",
+        ],
+    );
+    let v2 = json(d, &["doc", "show", "decision_log", "--json"]);
+    assert_eq!(v2["version"], 2);
+    assert_eq!(
+        ok(d, &["doc", "show", "decision_log", "--version", "1"]),
+        log
+    );
+    let versions = std::fs::read_dir(d.join(".mnemon/memory/versions"))
+        .unwrap()
+        .count();
+    assert_eq!(versions, 1, "the old decision_log version is on disk");
+
+    // Rendered files are views: deleting them loses nothing.
+    std::fs::remove_dir_all(d.join(".mnemon/memory")).unwrap();
+    std::fs::remove_dir_all(d.join(".mnemon/decisions")).unwrap();
+    ok(d, &["export"]);
+    assert_eq!(
+        std::fs::read_dir(d.join(".mnemon/decisions"))
+            .unwrap()
+            .count(),
+        2
+    );
+    assert!(
+        std::fs::read_to_string(d.join(".mnemon/memory/decision_log.md"))
+            .unwrap()
+            .contains("Use Redis")
+    );
+}

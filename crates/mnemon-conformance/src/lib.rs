@@ -56,6 +56,7 @@ pub fn run_all<S: Store + 'static>(fresh: &dyn Fn() -> S) {
     hot_context_versions(fresh);
     decision_records(fresh);
     project_entities(fresh);
+    episodic_documents(fresh);
     working_memory_rebuilds(fresh);
     thousands_of_records(fresh);
     concurrent_writers_lose_nothing(fresh);
@@ -657,6 +658,107 @@ pub fn project_entities<S: Store + 'static>(fresh: &dyn Fn() -> S) {
     numbers.sort();
     numbers.dedup();
     assert_eq!(numbers.len(), 100);
+}
+
+pub fn episodic_documents<S: Store>(fresh: &dyn Fn() -> S) {
+    use mnemon_core::memory::{DocKind, EntityChange, EntityKind, EntityStatus, NewEntity};
+    let m = memory(fresh(), "orchestrator");
+    let new = |kind, title: &str, parent| NewEntity {
+        kind,
+        title: title.into(),
+        description: None,
+        priority: None,
+        parent,
+    };
+    let epic = m
+        .create_entity(&new(EntityKind::Epic, "User Authentication", None))
+        .unwrap();
+    let story = m
+        .create_entity(&new(EntityKind::Story, "login", Some(epic.number)))
+        .unwrap();
+    let task = m
+        .create_entity(&new(
+            EntityKind::Task,
+            "Implement password hashing",
+            Some(story.number),
+        ))
+        .unwrap();
+    m.create_entity(&new(EntityKind::Milestone, "Beta", None))
+        .unwrap();
+    m.update_entity(
+        task.number,
+        &EntityChange {
+            status: Some(EntityStatus::InProgress),
+            ..EntityChange::default()
+        },
+    )
+    .unwrap();
+
+    let [state, plan, log] = m.refresh_documents(2).unwrap();
+    assert_eq!((state.version, plan.version, log.version), (1, 1, 1));
+    assert!(
+        state
+            .content
+            .contains("## Active Work\n\n- Task #3 \"Implement password hashing\""),
+        "{}",
+        state.content
+    );
+    assert!(
+        state
+            .content
+            .contains("- Created Epic #1 \"User Authentication\""),
+        "{}",
+        state.content
+    );
+    assert!(state.content.contains("- **Total Tasks**: 1"));
+    assert!(
+        plan.content.contains("- Finish Task #3"),
+        "{}",
+        plan.content
+    );
+    assert!(
+        plan.content
+            .contains("## Future Work\n\n- Milestone #4 \"Beta\""),
+        "{}",
+        plan.content
+    );
+    assert!(log.content.contains("No decisions recorded yet."));
+
+    // Unchanged facts keep the version; a change adds one and old ones are pruned.
+    assert_eq!(m.refresh_documents(2).unwrap()[0].version, 1);
+    for status in [
+        EntityStatus::Blocked,
+        EntityStatus::InProgress,
+        EntityStatus::Completed,
+        EntityStatus::InProgress,
+    ] {
+        m.update_entity(
+            task.number,
+            &EntityChange {
+                status: Some(status),
+                ..EntityChange::default()
+            },
+        )
+        .unwrap();
+        m.refresh_documents(2).unwrap();
+    }
+    let versions = m.store().document_versions(DocKind::ProjectState).unwrap();
+    assert_eq!(
+        versions.iter().map(|d| d.version).collect::<Vec<_>>(),
+        vec![5, 4, 3],
+        "current plus keep_versions = 2"
+    );
+    assert!(
+        m.store()
+            .document(DocKind::ProjectState, Some(4))
+            .unwrap()
+            .content
+            .contains("Completed")
+    );
+    assert!(matches!(
+        m.store().document(DocKind::ProjectState, Some(1)),
+        Err(StoreError::NotFound { .. })
+    ));
 }
 
 pub fn working_memory_rebuilds<S: Store>(fresh: &dyn Fn() -> S) {

@@ -11,6 +11,7 @@
 //! the domain rules; those run in core before a write arrives here.
 
 mod decisions;
+mod documents;
 mod entities;
 mod error;
 mod hot;

@@ -17,6 +17,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "entities",
         include_str!("../migrations/0003_entities.sql"),
     ),
+    (
+        4,
+        "documents",
+        include_str!("../migrations/0004_documents.sql"),
+    ),
 ];
 
 /// The schema version this build writes.

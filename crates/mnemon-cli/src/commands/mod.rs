@@ -2,6 +2,7 @@
 
 pub mod config;
 pub mod decision;
+pub mod doc;
 pub mod hot;
 pub mod init;
 pub mod log;

@@ -6,6 +6,7 @@
 
 mod decision;
 mod entities;
+pub mod episodic;
 mod hot;
 pub mod privacy;
 mod service;
@@ -20,10 +21,12 @@ pub use entities::{
     Entity, EntityChange, EntityDraft, EntityKind, EntityQuery, EntityStatus, NewEntity,
     StatusCount,
 };
+pub use episodic::{DocKind, Document};
 pub use hot::{HotContext, HotItem, HotItemChange, HotItemDraft, HotKind, HotStatus, Priority};
 pub use service::{Memory, RestoredSession, data_text};
 pub use store::{
-    DecisionStore, EntityStore, HotStore, OperationLog, SessionStore, Store, StoreError,
+    DecisionStore, DocumentStore, EntityStore, HotStore, OperationLog, SessionStore, Store,
+    StoreError,
 };
 pub use types::{
     Clock, Message, MessageDraft, MessageQuery, NewMessage, NewOperation, Operation,

@@ -8,6 +8,7 @@ use serde_json::json;
 
 use super::decision::{DecisionRecord, DecisionStatus, NewDecision};
 use super::entities::{Entity, EntityChange, EntityDraft, EntityStatus, NewEntity};
+use super::episodic::{DocKind, Document};
 use super::hot::{HotContext, HotItem, HotItemChange, HotItemDraft, HotKind, HotStatus, Priority};
 use super::privacy::{strip_reasoning, strip_reasoning_fields};
 use super::store::{Store, StoreError};
@@ -499,6 +500,92 @@ impl<S: Store> Memory<S> {
             status: Some(e.status.name().into()),
             ..NewOperation::default()
         })
+    }
+}
+
+impl<S: Store> Memory<S> {
+    /// Regenerates project_state, work_plan and decision_log from the
+    /// entities, this session and the decision records. A document whose
+    /// body did not change keeps its version.
+    pub fn refresh_documents(&self, keep_versions: u64) -> Result<[Document; 3], StoreError> {
+        use super::entities::{EntityKind, EntityQuery};
+        let at = self.clock.now();
+        let by_status = |status, limit| {
+            self.store.entities(&EntityQuery {
+                status: Some(status),
+                limit,
+                ..EntityQuery::default()
+            })
+        };
+        let in_progress = by_status(EntityStatus::InProgress, Some(50))?;
+        let blocked = by_status(EntityStatus::Blocked, Some(50))?;
+        let backlog = by_status(EntityStatus::Pending, Some(20))?;
+        let counts = self.store.status_counts()?;
+        let session = self.store.active_session(&self.agent)?;
+        let mut progress = Vec::new();
+        if let Some(s) = &session {
+            let ops = self.store.operations(&OperationQuery {
+                session_id: Some(s.id.clone()),
+                limit: Some(500),
+                ..OperationQuery::default()
+            })?;
+            for op in ops.iter().rev().filter(|o| o.kind.starts_with("entity_")) {
+                let d = &op.data;
+                let label = format!(
+                    "{} #{} \"{}\"",
+                    d["entity_type"]
+                        .as_str()
+                        .and_then(|k| k.parse::<EntityKind>().ok())
+                        .map_or("Item", |k| k.title()),
+                    d["number"],
+                    d["title"].as_str().unwrap_or_default()
+                );
+                progress.push(match op.kind.as_str() {
+                    "entity_created" => format!("Created {label}"),
+                    _ => format!(
+                        "{label} is now {}",
+                        op.status.as_deref().unwrap_or("updated")
+                    ),
+                });
+            }
+        }
+        let state = super::episodic::project_state(
+            at,
+            &super::episodic::ProjectFacts {
+                session_id: session.as_ref().map(|s| s.id.as_str()),
+                in_progress: &in_progress,
+                blocked: &blocked,
+                counts: &counts,
+                recent_progress: &progress,
+            },
+        );
+        let next: Vec<Entity> = in_progress
+            .iter()
+            .chain(
+                backlog
+                    .iter()
+                    .filter(|e| e.kind != EntityKind::Milestone)
+                    .take(3),
+            )
+            .cloned()
+            .collect();
+        let future = self.store.entities(&EntityQuery {
+            kind: Some(EntityKind::Milestone),
+            status: Some(EntityStatus::Pending),
+            ..EntityQuery::default()
+        })?;
+        let plan = super::episodic::work_plan(at, &next, &backlog, &future);
+        let mut decisions = self.store.decisions(None)?;
+        decisions.reverse();
+        let log = super::episodic::decision_log(at, &decisions);
+        Ok([
+            self.store
+                .save_document(DocKind::ProjectState, &state, at, keep_versions)?,
+            self.store
+                .save_document(DocKind::WorkPlan, &plan, at, keep_versions)?,
+            self.store
+                .save_document(DocKind::DecisionLog, &log, at, keep_versions)?,
+        ])
     }
 }
 

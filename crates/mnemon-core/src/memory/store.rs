@@ -6,6 +6,7 @@
 
 use super::decision::{DecisionRecord, DecisionStatus};
 use super::entities::{Entity, EntityChange, EntityDraft, EntityQuery, StatusCount};
+use super::episodic::{DocKind, Document};
 use super::hot::{HotContext, HotItem, HotItemChange, HotItemDraft};
 use super::types::{
     Message, MessageDraft, MessageQuery, Operation, OperationDraft, OperationQuery, Session,
@@ -139,9 +140,27 @@ pub trait EntityStore {
     fn status_counts(&self) -> Result<Vec<StatusCount>, StoreError>;
 }
 
+/// Versioned episodic documents.
+pub trait DocumentStore {
+    /// Saves `content` as the next version unless it equals the current one
+    /// apart from its `**Last Updated**` line; keeps the current version and
+    /// `keep_versions` old ones. Returns the current document.
+    fn save_document(
+        &self,
+        kind: DocKind,
+        content: &str,
+        at: Timestamp,
+        keep_versions: u64,
+    ) -> Result<Document, StoreError>;
+    /// The current version, or version `version`.
+    fn document(&self, kind: DocKind, version: Option<u64>) -> Result<Document, StoreError>;
+    /// Every kept version, newest first.
+    fn document_versions(&self, kind: DocKind) -> Result<Vec<Document>, StoreError>;
+}
+
 /// Everything a backend provides.
 pub trait Store:
-    OperationLog + SessionStore + HotStore + DecisionStore + EntityStore + Send + Sync
+    OperationLog + SessionStore + HotStore + DecisionStore + EntityStore + DocumentStore + Send + Sync
 {
     /// The project every row of this store belongs to.
     fn project_id(&self) -> &str;

@@ -1,0 +1,177 @@
+//! Episodic documents (tier 3): project_state, work_plan and decision_log,
+//! generated from the entities, the session and the decision records, in the
+//! layouts of design v1 §3.4. Nothing in them is a placeholder: a section
+//! with no facts says so plainly.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use super::decision::DecisionRecord;
+use super::entities::{Entity, EntityKind, EntityStatus, StatusCount};
+use super::types::Timestamp;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DocKind {
+    ProjectState,
+    WorkPlan,
+    DecisionLog,
+}
+
+impl DocKind {
+    pub const ALL: [DocKind; 3] = [
+        DocKind::ProjectState,
+        DocKind::WorkPlan,
+        DocKind::DecisionLog,
+    ];
+
+    /// The file stem: `memory/<stem>.md`.
+    pub fn stem(self) -> &'static str {
+        match self {
+            DocKind::ProjectState => "project_state",
+            DocKind::WorkPlan => "work_plan",
+            DocKind::DecisionLog => "decision_log",
+        }
+    }
+}
+
+impl fmt::Display for DocKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.stem())
+    }
+}
+
+impl FromStr for DocKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        DocKind::ALL
+            .into_iter()
+            .find(|k| k.stem() == s.trim())
+            .ok_or_else(|| {
+                format!("unknown document `{s}`: expected project_state, work_plan or decision_log")
+            })
+    }
+}
+
+/// One version of a document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Document {
+    pub kind: DocKind,
+    /// 1 for the first version; every change adds 1.
+    pub version: u64,
+    pub content: String,
+    pub created_at: Timestamp,
+}
+
+/// The content without its `**Last Updated**` line: two renders that differ
+/// only in time are the same document.
+pub fn body(content: &str) -> String {
+    content
+        .lines()
+        .filter(|l| !l.starts_with("**Last Updated**"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn bullets(items: impl IntoIterator<Item = String>, empty: &str) -> String {
+    let lines: Vec<String> = items.into_iter().map(|i| format!("- {i}")).collect();
+    if lines.is_empty() {
+        format!("- {empty}")
+    } else {
+        lines.join("\n")
+    }
+}
+
+fn line(e: &Entity) -> String {
+    let parent = e
+        .parent
+        .map(|p| format!(", under #{p}"))
+        .unwrap_or_default();
+    format!("{} (priority {}{parent})", e.label(), e.priority)
+}
+
+/// What `project_state` is built from.
+#[derive(Debug, Clone, Default)]
+pub struct ProjectFacts<'a> {
+    pub session_id: Option<&'a str>,
+    pub in_progress: &'a [Entity],
+    pub blocked: &'a [Entity],
+    pub counts: &'a [StatusCount],
+    /// What changed this session, one line each ("Created Epic #5 ...").
+    pub recent_progress: &'a [String],
+}
+
+pub fn project_state(at: Timestamp, f: &ProjectFacts<'_>) -> String {
+    let count = |kind: Option<EntityKind>, status: Option<EntityStatus>| -> u64 {
+        f.counts
+            .iter()
+            .filter(|c| kind.is_none_or(|k| c.kind == k) && status.is_none_or(|s| c.status == s))
+            .map(|c| c.count)
+            .sum()
+    };
+    format!(
+        "# Project State\n\n**Last Updated**: {}\n**Session**: {}\n\n## Active Work\n\n{}\n\n## Recent Progress\n\n{}\n\n## Blockers\n\n{}\n\n## Statistics\n\n- **Total Epics**: {}\n- **Total Stories**: {}\n- **Total Tasks**: {}\n- **Completed**: {}\n- **In Progress**: {}\n- **Blocked**: {}\n",
+        at.datetime().to_rfc3339(),
+        f.session_id.unwrap_or("none"),
+        bullets(f.in_progress.iter().map(line), "Nothing is in progress"),
+        bullets(f.recent_progress.iter().cloned(), "No changes this session"),
+        bullets(f.blocked.iter().map(line), "None"),
+        count(Some(EntityKind::Epic), None),
+        count(Some(EntityKind::Story), None),
+        count(Some(EntityKind::Task), None),
+        count(None, Some(EntityStatus::Completed)),
+        count(None, Some(EntityStatus::InProgress)),
+        count(None, Some(EntityStatus::Blocked)),
+    )
+}
+
+/// `next_steps`: in-progress work, then the most urgent pending items;
+/// `backlog`: pending work, most urgent first; `future`: pending milestones.
+pub fn work_plan(
+    at: Timestamp,
+    next_steps: &[Entity],
+    backlog: &[Entity],
+    future: &[Entity],
+) -> String {
+    let step = |e: &Entity| match e.status {
+        EntityStatus::InProgress => format!("Finish {}", e.label()),
+        _ => format!("Start {}", e.label()),
+    };
+    format!(
+        "# Work Plan\n\n**Last Updated**: {}\n\n## Immediate Next Steps\n\n{}\n\n## Prioritized Backlog\n\n{}\n\n## Future Work\n\n{}\n",
+        at.datetime().to_rfc3339(),
+        bullets(next_steps.iter().map(step), "Nothing is planned yet"),
+        bullets(backlog.iter().map(line), "The backlog is empty"),
+        bullets(future.iter().map(line), "No milestones are planned"),
+    )
+}
+
+/// Every decision, oldest first, as design v1's log entries.
+pub fn decision_log(at: Timestamp, oldest_first: &[DecisionRecord]) -> String {
+    let mut out = format!(
+        "# Decision Log\n\n**Last Updated**: {}\n",
+        at.datetime().to_rfc3339()
+    );
+    if oldest_first.is_empty() {
+        out.push_str("\nNo decisions recorded yet.\n");
+    }
+    for d in oldest_first {
+        let by = d
+            .superseded_by
+            .as_ref()
+            .map(|s| format!(" by {s}"))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "\n### [{}] {}: {} ({}{by})\n{}\n",
+            d.timestamp.datetime().format("%Y-%m-%d %H:%M:%S"),
+            d.id,
+            d.title,
+            d.status,
+            d.decision
+        ));
+    }
+    out
+}

@@ -1,0 +1,102 @@
+//! Versioned episodic documents with `keep_versions` retention.
+
+use mnemon_core::memory::episodic::body;
+use mnemon_core::memory::{DocKind, Document, DocumentStore, StoreError, Timestamp};
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use crate::SqliteStore;
+
+fn from_row(kind: DocKind) -> impl Fn(&Row<'_>) -> rusqlite::Result<Document> {
+    move |r| {
+        Ok(Document {
+            kind,
+            version: r.get::<_, i64>(0)? as u64,
+            content: r.get(1)?,
+            created_at: Timestamp(r.get(2)?),
+        })
+    }
+}
+
+fn current(
+    conn: &Connection,
+    store: &SqliteStore,
+    kind: DocKind,
+) -> Result<Option<Document>, StoreError> {
+    conn.query_row(
+        "SELECT version, content, created_at FROM documents WHERE project_id = ?1 AND kind = ?2 ORDER BY version DESC LIMIT 1",
+        params![store.project_id, kind.stem()],
+        from_row(kind),
+    )
+    .optional()
+    .map_err(|e| store.err(e))
+}
+
+impl DocumentStore for SqliteStore {
+    fn save_document(
+        &self,
+        kind: DocKind,
+        content: &str,
+        at: Timestamp,
+        keep_versions: u64,
+    ) -> Result<Document, StoreError> {
+        self.write(|tx| {
+            let now = current(tx, self, kind)?;
+            if let Some(doc) = &now
+                && body(&doc.content) == body(content)
+            {
+                return Ok(doc.clone());
+            }
+            let version = now.map_or(1, |d| d.version + 1);
+            tx.execute(
+                "INSERT INTO documents (project_id, kind, version, content, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![self.project_id, kind.stem(), version as i64, content, at.0],
+            )
+            .map_err(|e| self.err(e))?;
+            // The current version plus `keep_versions` old ones.
+            let oldest_kept = version.saturating_sub(keep_versions) as i64;
+            tx.execute(
+                "DELETE FROM documents WHERE project_id = ?1 AND kind = ?2 AND version < ?3",
+                params![self.project_id, kind.stem(), oldest_kept],
+            )
+            .map_err(|e| self.err(e))?;
+            Ok(Document {
+                kind,
+                version,
+                content: content.to_string(),
+                created_at: at,
+            })
+        })
+    }
+
+    fn document(&self, kind: DocKind, version: Option<u64>) -> Result<Document, StoreError> {
+        let conn = self.conn();
+        let found = match version {
+            None => current(&conn, self, kind)?,
+            Some(v) => conn
+                .query_row(
+                    "SELECT version, content, created_at FROM documents WHERE project_id = ?1 AND kind = ?2 AND version = ?3",
+                    params![self.project_id, kind.stem(), v as i64],
+                    from_row(kind),
+                )
+                .optional()
+                .map_err(|e| self.err(e))?,
+        };
+        found.ok_or_else(|| StoreError::NotFound {
+            what: "document version",
+            id: format!(
+                "{kind}{}",
+                version.map(|v| format!(" version {v}")).unwrap_or_default()
+            ),
+        })
+    }
+
+    fn document_versions(&self, kind: DocKind) -> Result<Vec<Document>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached("SELECT version, content, created_at FROM documents WHERE project_id = ?1 AND kind = ?2 ORDER BY version DESC")
+            .map_err(|e| self.err(e))?;
+        stmt.query_map(params![self.project_id, kind.stem()], from_row(kind))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.err(e))
+    }
+}
