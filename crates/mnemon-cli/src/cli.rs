@@ -77,7 +77,7 @@ pub enum Command {
     /// Episodic documents: project_state, work_plan, decision_log.
     #[command(subcommand)]
     Doc(DocCommand),
-    /// Rewrite every rendered file (memory/, decisions/) from the database.
+    /// Rewrite every rendered file (sessions/, memory/, decisions/) from the database.
     Export,
     /// Decision records (ADR): never raw reasoning, only the structured rationale.
     #[command(subcommand)]

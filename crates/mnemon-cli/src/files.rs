@@ -28,7 +28,11 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     result.with_context(|| format!("cannot write {}", path.display()))
 }
 
-use mnemon_core::memory::{DecisionStore, DocKind, Document, DocumentStore};
+use mnemon_core::memory::session_log::{SessionLogContext, render};
+use mnemon_core::memory::{
+    DecisionStore, DocKind, Document, DocumentStore, EntityQuery, EntityStatus, EntityStore,
+    OperationLog, OperationQuery, SessionStatus, SessionStore, Store,
+};
 
 use crate::project::{Project, ProjectMemory};
 
@@ -89,6 +93,10 @@ pub fn export(project: &Project, m: &ProjectMemory, keep_versions: u64) -> Resul
     let docs = m.refresh_documents(keep_versions)?;
     write_documents(project, m, &docs)?;
     let mut written = DocKind::ALL.len();
+    for s in m.store().sessions(usize::MAX >> 1)? {
+        write_session(project, m, &s.id)?;
+        written += 1;
+    }
     if let Some(dir) = &project.dir {
         let decisions = dir.join("decisions");
         std::fs::create_dir_all(&decisions)
@@ -99,4 +107,80 @@ pub fn export(project: &Project, m: &ProjectMemory, keep_versions: u64) -> Resul
         }
     }
     Ok(written)
+}
+
+/// `sessions/session_<id>.md` while a session is live;
+/// `sessions/archive/session_<YYYYmmdd_HHMMSS>_<id8>.md` once archived.
+pub fn write_session(project: &Project, m: &ProjectMemory, session_id: &str) -> Result<()> {
+    let Some(dir) = &project.dir else {
+        return Ok(());
+    };
+    let session = m.store().session(session_id)?;
+    let mut ops = m.store().operations(&OperationQuery {
+        session_id: Some(session.id.clone()),
+        ..OperationQuery::default()
+    })?;
+    ops.reverse();
+    let of = |status, limit| {
+        m.store().entities(&EntityQuery {
+            status: Some(status),
+            limit: Some(limit),
+            ..EntityQuery::default()
+        })
+    };
+    let (active, blocked, next) = (
+        of(EntityStatus::InProgress, 20)?,
+        of(EntityStatus::Blocked, 20)?,
+        of(EntityStatus::Pending, 3)?,
+    );
+    let decisions = m.store().decisions(Some(3))?;
+    let effective_max = project
+        .load_config()
+        .ok()
+        .and_then(|l| project.setup(&l, None).ok())
+        .map(|s| s.window.effective_max());
+    let name = project.root.file_name().map_or_else(
+        || "project".to_string(),
+        |n| n.to_string_lossy().to_string(),
+    );
+    let text = render(
+        &session,
+        &ops,
+        &SessionLogContext {
+            project: &name,
+            project_id: m.store().project_id(),
+            effective_max,
+            active_work: &active,
+            blocked: &blocked,
+            recent_decisions: &decisions,
+            next_steps: &next,
+        },
+    );
+    let sessions = dir.join("sessions");
+    let live = sessions.join(format!("session_{}.md", session.id));
+    if session.status == SessionStatus::Archived {
+        let archive = sessions.join("archive");
+        std::fs::create_dir_all(&archive)
+            .with_context(|| format!("cannot create {}", archive.display()))?;
+        let stamp = session.started_at.datetime().format("%Y%m%d_%H%M%S");
+        let id8: String = session
+            .id
+            .chars()
+            .filter(char::is_ascii_hexdigit)
+            .take(8)
+            .collect();
+        write_atomically(
+            &archive.join(format!("session_{stamp}_{id8}.md")),
+            text.as_bytes(),
+        )?;
+        if live.exists() {
+            std::fs::remove_file(&live)
+                .with_context(|| format!("cannot remove {}", live.display()))?;
+        }
+    } else {
+        std::fs::create_dir_all(&sessions)
+            .with_context(|| format!("cannot create {}", sessions.display()))?;
+        write_atomically(&live, text.as_bytes())?;
+    }
+    Ok(())
 }

@@ -419,3 +419,51 @@ fn episodic_documents_render_and_export_restores_files() {
             .contains("Use Redis")
     );
 }
+
+#[test]
+fn session_log_file_follows_the_session() {
+    let tmp = project();
+    let d = tmp.path();
+    let op = json(
+        d,
+        &[
+            "record",
+            "--type",
+            "nl_command",
+            "--data",
+            r#"{"title": "Create Epic", "input": "Create an epic for user authentication", "result": "Created Epic #5"}"#,
+            "--json",
+        ],
+    );
+    let id = op["session_id"].as_str().unwrap().to_string();
+    let live = d.join(".mnemon/sessions").join(format!("session_{id}.md"));
+    let text = std::fs::read_to_string(&live).unwrap();
+    assert!(
+        text.starts_with("# Orchestrator Session: 2025-01-15 14:30:00\n"),
+        "{text}"
+    );
+    assert!(text.contains("### [14:30:00] NL Command: Create Epic\n**Input**: Create an epic for user authentication\n"), "{text}");
+    assert!(text.contains("**Commands**: 1 NL command\n"), "{text}");
+    assert!(text.contains("**Tokens Used**: "), "{text}");
+
+    ok(d, &["session", "archive", "--title", "Kick-off"]);
+    assert!(!live.exists(), "archiving moves the log");
+    let archived: Vec<_> = std::fs::read_dir(d.join(".mnemon/sessions/archive"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(archived.len(), 1);
+    let name = archived[0].to_string_lossy().to_string();
+    assert!(
+        name.starts_with("session_20250115_143000_") && name.ends_with(".md"),
+        "{name}"
+    );
+
+    std::fs::remove_dir_all(d.join(".mnemon/sessions")).unwrap();
+    ok(d, &["export"]);
+    let back = std::fs::read_to_string(d.join(".mnemon/sessions/archive").join(&name)).unwrap();
+    assert!(
+        back.contains("**Status**: Archived\n**Title**: Kick-off"),
+        "{back}"
+    );
+}

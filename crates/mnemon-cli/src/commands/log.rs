@@ -23,7 +23,8 @@ pub fn record(g: &Global, a: &RecordArgs) -> Result<()> {
         .map(str::parse::<Phase>)
         .transpose()
         .map_err(anyhow::Error::msg)?;
-    let m = Project::find(g.dir.as_deref())?.memory(a.agent.agent.as_deref())?;
+    let project = Project::find(g.dir.as_deref())?;
+    let m = project.memory(a.agent.agent.as_deref())?;
     let op = m.record(NewOperation {
         kind: a.kind.clone(),
         data,
@@ -32,6 +33,9 @@ pub fn record(g: &Global, a: &RecordArgs) -> Result<()> {
         agent: a.agent.agent.clone(),
         status: a.status.clone(),
     })?;
+    if let Some(s) = &op.session_id {
+        crate::files::write_session(&project, &m, s)?;
+    }
     if g.json {
         return json(&op);
     }
@@ -61,13 +65,17 @@ pub fn message(g: &Global, a: &MessageArgs) -> Result<()> {
     if content.trim().is_empty() {
         bail!("the message is empty; give its text as an argument or on standard input");
     }
-    let m = Project::find(g.dir.as_deref())?.memory(a.agent.agent.as_deref())?;
+    let project = Project::find(g.dir.as_deref())?;
+    let m = project.memory(a.agent.agent.as_deref())?;
     let msg = m.message(NewMessage {
         role,
         content,
         agent: a.agent.agent.clone(),
         tokens: None,
     })?;
+    if let Some(s) = &msg.session_id {
+        crate::files::write_session(&project, &m, s)?;
+    }
     if g.json {
         return json(&msg);
     }

@@ -12,22 +12,28 @@ pub fn run(g: &Global, c: &SessionCommand) -> Result<()> {
     let project = Project::find(g.dir.as_deref())?;
     match c {
         SessionCommand::Start { title, agent } => {
-            let s = project
-                .memory(agent.agent.as_deref())?
-                .start_session(title.as_deref())?;
-            show_one(g, "started", &s)
+            let m = project.memory(agent.agent.as_deref())?;
+            let s = m.start_session(title.as_deref())?;
+            {
+                crate::files::write_session(&project, &m, &s.id)?;
+                show_one(g, "started", &s)
+            }
         }
         SessionCommand::End { id, agent } => {
-            let s = project
-                .memory(agent.agent.as_deref())?
-                .end_session(id.as_deref())?;
-            show_one(g, "ended", &s)
+            let m = project.memory(agent.agent.as_deref())?;
+            let s = m.end_session(id.as_deref())?;
+            {
+                crate::files::write_session(&project, &m, &s.id)?;
+                show_one(g, "ended", &s)
+            }
         }
         SessionCommand::Archive { id, title, agent } => {
-            let s = project
-                .memory(agent.agent.as_deref())?
-                .archive_session(id.as_deref(), title.as_deref())?;
-            show_one(g, "archived", &s)
+            let m = project.memory(agent.agent.as_deref())?;
+            let s = m.archive_session(id.as_deref(), title.as_deref())?;
+            {
+                crate::files::write_session(&project, &m, &s.id)?;
+                show_one(g, "archived", &s)
+            }
         }
         SessionCommand::Show { id, agent } => {
             let m = project.memory(agent.agent.as_deref())?;
@@ -73,9 +79,9 @@ pub fn run(g: &Global, c: &SessionCommand) -> Result<()> {
             Ok(())
         }
         SessionCommand::Restore { id, agent } => {
-            let r = project
-                .memory(agent.agent.as_deref())?
-                .restore_session(id)?;
+            let m = project.memory(agent.agent.as_deref())?;
+            let r = m.restore_session(id)?;
+            crate::files::write_session(&project, &m, &r.session.id)?;
             if g.json {
                 return json(&serde_json::json!({
                     "session": r.session,

@@ -10,6 +10,7 @@ pub mod episodic;
 mod hot;
 pub mod privacy;
 mod service;
+pub mod session_log;
 mod store;
 mod types;
 mod working;
