@@ -60,6 +60,7 @@ pub fn run_all<S: Store + 'static>(fresh: &dyn Fn() -> S) {
     working_memory_rebuilds(fresh);
     thousands_of_records(fresh);
     concurrent_writers_lose_nothing(fresh);
+    agents_adding_goals_never_conflict(fresh);
 }
 
 pub fn operations_round_trip<S: Store>(fresh: &dyn Fn() -> S) {
@@ -796,6 +797,28 @@ pub fn thousands_of_records<S: Store>(fresh: &dyn Fn() -> S) {
     assert_eq!(all.len(), 1_200);
     assert!(all.windows(2).all(|w| w[0].seq > w[1].seq));
     assert_eq!(m.current_session().unwrap().operation_count, 1_200);
+}
+
+/// Two agents adding goals at the same moment never conflict.
+pub fn agents_adding_goals_never_conflict<S: Store + 'static>(fresh: &dyn Fn() -> S) {
+    let m = Arc::new(memory(fresh(), "agent-a"));
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let m = Arc::clone(&m);
+            std::thread::spawn(move || {
+                for i in 0..20 {
+                    m.add_hot(HotKind::Goal, &format!("goal {t}-{i}"), None, None, None)
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let hot = m.hot().unwrap();
+    assert_eq!(hot.of_kind(HotKind::Goal).count(), 80);
+    assert!(hot.version >= 80, "every add moved the version");
 }
 
 /// Eight threads share one store and write at once: every write lands once.

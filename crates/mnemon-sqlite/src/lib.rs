@@ -85,6 +85,19 @@ impl SqliteStore {
         &self.path
     }
 
+    /// Caps the database at `pages` pages (of 4 KiB by default), so a
+    /// runaway writer fills its quota, not the disk. A write past the cap
+    /// fails exactly as on a full disk ([`StoreError::DiskFull`]) and leaves
+    /// everything already stored intact.
+    pub fn limit_pages(&self, pages: u64) -> Result<u64, StoreError> {
+        let conn = self.conn();
+        conn.query_row(&format!("PRAGMA max_page_count = {pages}"), [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .map(|n| n as u64)
+        .map_err(|e| self.err(e))
+    }
+
     /// `PRAGMA integrity_check`: `ok`, or what is wrong.
     pub fn integrity_check(&self) -> Result<String, StoreError> {
         let conn = self.conn();

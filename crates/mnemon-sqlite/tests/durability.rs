@@ -149,6 +149,51 @@ fn sigkill_at_random_points_loses_no_acknowledged_write() {
     assert!(all_acked.len() >= 20);
 }
 
+/// SQLite's page cap fails a write with SQLITE_FULL, the same error a full
+/// disk gives; it stands in for filling a real disk, which a test cannot do
+/// safely on a shared machine.
+#[test]
+fn a_full_disk_refuses_the_write_and_keeps_what_was_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("mnemon.db");
+    let store = SqliteStore::open(&db).unwrap();
+    let m = mnemon_conformance::memory(store, "filler");
+    let mut acked = Vec::new();
+    let big = "x".repeat(2_000);
+    // SQLite never sets the cap below the current size, so a cap of 1 reads it.
+    let now = m.store().limit_pages(1).unwrap();
+    assert_eq!(m.store().limit_pages(now + 64).unwrap(), now + 64);
+    let err = loop {
+        match m.record(NewOperation {
+            kind: "fill".into(),
+            data: json!({"blob": big}),
+            tokens: Some(1),
+            ..NewOperation::default()
+        }) {
+            Ok(op) => acked.push(op.id),
+            Err(e) => break e,
+        }
+        assert!(acked.len() < 10_000, "the cap was never reached");
+    };
+    assert_eq!(err, StoreError::DiskFull, "{err}");
+    assert!(err.to_string().contains("nothing was written"));
+    assert!(!acked.is_empty());
+    drop(m);
+    let store = SqliteStore::open(&db).unwrap();
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+    let stored = store
+        .operations(&OperationQuery {
+            kind: Some("fill".into()),
+            ..OperationQuery::default()
+        })
+        .unwrap();
+    assert_eq!(
+        stored.len(),
+        acked.len(),
+        "every acknowledged write is there, and no half-written one"
+    );
+}
+
 #[test]
 fn a_text_file_is_refused_unchanged() {
     let dir = tempfile::tempdir().unwrap();
