@@ -184,3 +184,14 @@ pub fn write_session(project: &Project, m: &ProjectMemory, session_id: &str) -> 
     }
     Ok(())
 }
+
+/// After a write: the agent's live session file and the episodic documents
+/// (which keep their version when nothing in them changed).
+pub fn refresh_views(project: &Project, m: &ProjectMemory) -> Result<()> {
+    if let Some(s) = m.store().active_session(m.agent())? {
+        write_session(project, m, &s.id)?;
+    }
+    let keep = project.load_config()?.config.episodic.keep_versions;
+    let docs = m.refresh_documents(keep)?;
+    write_documents(project, m, &docs)
+}

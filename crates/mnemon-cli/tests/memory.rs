@@ -138,6 +138,17 @@ fn hot_context_commands_and_conflicts() {
     ");
     let hot = json(d, &["hot", "--json"]);
     assert_eq!(hot["active_goals"][0]["version"], 2);
+    // Every change re-renders the views: the session log shows it at once.
+    let sessions: Vec<_> = std::fs::read_dir(d.join(".mnemon/sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let log = std::fs::read_to_string(&sessions[0]).unwrap();
+    assert!(
+        log.contains("] Goal Updated\n") && log.contains("] Constraint Added\n"),
+        "{log}"
+    );
+    assert!(d.join(".mnemon/memory/project_state.md").is_file());
     assert_eq!(
         hot["important_constraints"][0]["text"],
         "Token TTL must be 1 hour"

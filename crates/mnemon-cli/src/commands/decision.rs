@@ -18,6 +18,7 @@ pub fn run(g: &Global, c: &DecisionCommand) -> Result<()> {
             let m = project.memory(input.agent.agent.as_deref())?;
             let r = m.decide(&read_input(input)?)?;
             write_file(&project, &r)?;
+            crate::files::refresh_views(&project, &m)?;
             show(g, "recorded", &r)
         }
         DecisionCommand::Supersede { id, input } => {
@@ -25,6 +26,7 @@ pub fn run(g: &Global, c: &DecisionCommand) -> Result<()> {
             let (old, new) = m.supersede(id, &read_input(input)?)?;
             write_file(&project, &old)?;
             write_file(&project, &new)?;
+            crate::files::refresh_views(&project, &m)?;
             if g.json {
                 return json(&serde_json::json!({"superseded": old, "new": new}));
             }
@@ -41,6 +43,7 @@ pub fn run(g: &Global, c: &DecisionCommand) -> Result<()> {
             let m = project.memory(None)?;
             let r = m.set_decision_status(id, status)?;
             write_file(&project, &r)?;
+            crate::files::refresh_views(&project, &m)?;
             show(g, "updated", &r)
         }
         DecisionCommand::Show { id } => {

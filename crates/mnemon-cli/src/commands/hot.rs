@@ -8,8 +8,22 @@ use crate::commands::log::short;
 use crate::output::{BOLD, DIM, json};
 use crate::project::{Project, ProjectMemory};
 
-fn memory(g: &Global, agent: &AgentArg) -> Result<ProjectMemory> {
-    Project::find(g.dir.as_deref())?.memory(agent.agent.as_deref())
+fn memory(g: &Global, agent: &AgentArg) -> Result<(Project, ProjectMemory)> {
+    let project = Project::find(g.dir.as_deref())?;
+    let m = project.memory(agent.agent.as_deref())?;
+    Ok((project, m))
+}
+
+/// After a change: refresh the rendered views, then report.
+fn changed(
+    g: &Global,
+    project: &Project,
+    m: &ProjectMemory,
+    verb: &str,
+    item: &HotItem,
+) -> Result<()> {
+    crate::files::refresh_views(project, m)?;
+    show(g, verb, item)
 }
 
 fn priority(p: &Option<String>) -> Result<Option<Priority>> {
@@ -43,7 +57,7 @@ fn show(g: &Global, verb: &str, item: &HotItem) -> Result<()> {
 }
 
 fn list(g: &Global, kind: HotKind) -> Result<()> {
-    let m = memory(g, &AgentArg { agent: None })?;
+    let (_, m) = memory(g, &AgentArg { agent: None })?;
     let hot = m.hot()?;
     let items: Vec<&HotItem> = hot.of_kind(kind).collect();
     if g.json {
@@ -76,14 +90,9 @@ pub fn goal(g: &Global, c: &GoalCommand) -> Result<()> {
             parent,
             agent,
         } => {
-            let item = memory(g, agent)?.add_hot(
-                HotKind::Goal,
-                text,
-                None,
-                priority(p)?,
-                parent.as_deref(),
-            )?;
-            show(g, "added", &item)
+            let (project, m) = memory(g, agent)?;
+            let item = m.add_hot(HotKind::Goal, text, None, priority(p)?, parent.as_deref())?;
+            changed(g, &project, &m, "added", &item)
         }
         GoalCommand::Update {
             id,
@@ -103,7 +112,7 @@ pub fn goal(g: &Global, c: &GoalCommand) -> Result<()> {
                     })
                 })
                 .transpose()?;
-            let m = memory(g, agent)?;
+            let (project, m) = memory(g, agent)?;
             let ver = version(&m, id, v)?;
             let item = m.update_hot(
                 id,
@@ -115,7 +124,7 @@ pub fn goal(g: &Global, c: &GoalCommand) -> Result<()> {
                     ..HotItemChange::default()
                 },
             )?;
-            show(g, "updated", &item)
+            changed(g, &project, &m, "updated", &item)
         }
         GoalCommand::Complete {
             id,
@@ -129,8 +138,9 @@ pub fn goal(g: &Global, c: &GoalCommand) -> Result<()> {
 pub fn constraint(g: &Global, c: &ConstraintCommand) -> Result<()> {
     match c {
         ConstraintCommand::Add { text, agent } => {
-            let item = memory(g, agent)?.add_hot(HotKind::Constraint, text, None, None, None)?;
-            show(g, "added", &item)
+            let (project, m) = memory(g, agent)?;
+            let item = m.add_hot(HotKind::Constraint, text, None, None, None)?;
+            changed(g, &project, &m, "added", &item)
         }
         ConstraintCommand::Remove {
             id,
@@ -150,22 +160,24 @@ fn set_status(
     status: HotStatus,
     verb: &str,
 ) -> Result<()> {
-    let m = memory(g, agent)?;
+    let (project, m) = memory(g, agent)?;
     let ver = version(&m, id, v)?;
     let change = HotItemChange {
         status: Some(status),
         ..HotItemChange::default()
     };
-    show(g, verb, &m.update_hot(id, ver, change)?)
+    let item = m.update_hot(id, ver, change)?;
+    changed(g, &project, &m, verb, &item)
 }
 
 pub fn remember(g: &Global, a: &RememberArgs) -> Result<()> {
-    let item = memory(g, &a.agent)?.add_hot(HotKind::Note, &a.text, None, None, None)?;
-    show(g, "remembered", &item)
+    let (project, m) = memory(g, &a.agent)?;
+    let item = m.add_hot(HotKind::Note, &a.text, None, None, None)?;
+    changed(g, &project, &m, "remembered", &item)
 }
 
 pub fn hot(g: &Global, a: &AgentArg) -> Result<()> {
-    let hot = memory(g, a)?.hot()?;
+    let hot = memory(g, a)?.1.hot()?;
     if g.json {
         return json(&hot.to_json());
     }

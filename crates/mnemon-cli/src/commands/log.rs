@@ -33,9 +33,7 @@ pub fn record(g: &Global, a: &RecordArgs) -> Result<()> {
         agent: a.agent.agent.clone(),
         status: a.status.clone(),
     })?;
-    if let Some(s) = &op.session_id {
-        crate::files::write_session(&project, &m, s)?;
-    }
+    crate::files::refresh_views(&project, &m)?;
     if g.json {
         return json(&op);
     }
@@ -73,9 +71,7 @@ pub fn message(g: &Global, a: &MessageArgs) -> Result<()> {
         agent: a.agent.agent.clone(),
         tokens: None,
     })?;
-    if let Some(s) = &msg.session_id {
-        crate::files::write_session(&project, &m, s)?;
-    }
+    crate::files::refresh_views(&project, &m)?;
     if g.json {
         return json(&msg);
     }

@@ -13,9 +13,14 @@ pub fn run(g: &Global, c: &SessionCommand) -> Result<()> {
     match c {
         SessionCommand::Start { title, agent } => {
             let m = project.memory(agent.agent.as_deref())?;
+            let previous = m.store().active_session(m.agent())?;
             let s = m.start_session(title.as_deref())?;
+            if let Some(p) = previous {
+                crate::files::write_session(&project, &m, &p.id)?;
+            }
             {
                 crate::files::write_session(&project, &m, &s.id)?;
+                crate::files::refresh_views(&project, &m)?;
                 show_one(g, "started", &s)
             }
         }
@@ -24,6 +29,7 @@ pub fn run(g: &Global, c: &SessionCommand) -> Result<()> {
             let s = m.end_session(id.as_deref())?;
             {
                 crate::files::write_session(&project, &m, &s.id)?;
+                crate::files::refresh_views(&project, &m)?;
                 show_one(g, "ended", &s)
             }
         }
@@ -32,6 +38,7 @@ pub fn run(g: &Global, c: &SessionCommand) -> Result<()> {
             let s = m.archive_session(id.as_deref(), title.as_deref())?;
             {
                 crate::files::write_session(&project, &m, &s.id)?;
+                crate::files::refresh_views(&project, &m)?;
                 show_one(g, "archived", &s)
             }
         }
@@ -80,8 +87,12 @@ pub fn run(g: &Global, c: &SessionCommand) -> Result<()> {
         }
         SessionCommand::Restore { id, agent } => {
             let m = project.memory(agent.agent.as_deref())?;
+            let previous = m.store().active_session(m.agent())?;
             let r = m.restore_session(id)?;
-            crate::files::write_session(&project, &m, &r.session.id)?;
+            if let Some(p) = previous.filter(|p| p.id != r.session.id) {
+                crate::files::write_session(&project, &m, &p.id)?;
+            }
+            crate::files::refresh_views(&project, &m)?;
             if g.json {
                 return json(&serde_json::json!({
                     "session": r.session,
