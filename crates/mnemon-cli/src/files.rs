@@ -137,7 +137,7 @@ pub fn write_session(project: &Project, m: &ProjectMemory, session_id: &str) -> 
     let effective_max = project
         .load_config()
         .ok()
-        .and_then(|l| project.setup(&l, None).ok())
+        .and_then(|l| project.setup(l, None).ok())
         .map(|s| s.window.effective_max());
     let name = project.root.file_name().map_or_else(
         || "project".to_string(),

@@ -7,18 +7,7 @@ pub const BOLD: Style = Style::new().bold();
 pub const DIM: Style = Style::new().dimmed();
 pub const WARN: Style = AnsiColor::Yellow.on_default().bold();
 
-/// 1234567 → "1,234,567".
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use mnemon_core::text::thousands;
 
 pub fn zone_style(zone: Zone) -> Style {
     let color = match zone {
@@ -45,17 +34,4 @@ pub fn bar(fraction: f64, width: usize, zone: Zone) -> String {
 pub fn json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
     anstream::println!("{}", serde_json::to_string_pretty(value)?);
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn thousands_groups_digits() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1_000), "1,000");
-        assert_eq!(thousands(1_047_576), "1,047,576");
-    }
 }

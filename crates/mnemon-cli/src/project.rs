@@ -18,6 +18,8 @@ pub struct Project {
     pub root: PathBuf,
     /// `.mnemon/` itself, when it exists.
     pub dir: Option<PathBuf>,
+    /// The configuration, read once per command.
+    loaded: std::sync::OnceLock<Loaded>,
 }
 
 impl Project {
@@ -34,6 +36,7 @@ impl Project {
             return Ok(Project {
                 dir: d.is_dir().then_some(d),
                 root,
+                loaded: Default::default(),
             });
         }
         for ancestor in cwd.ancestors() {
@@ -42,12 +45,14 @@ impl Project {
                 return Ok(Project {
                     root: ancestor.to_path_buf(),
                     dir: Some(d),
+                    loaded: Default::default(),
                 });
             }
         }
         Ok(Project {
             root: cwd,
             dir: None,
+            loaded: Default::default(),
         })
     }
 
@@ -58,8 +63,17 @@ impl Project {
             .filter(|p| p.is_file())
     }
 
-    /// Defaults, then config.toml, then MNEMON_* variables.
-    pub fn load_config(&self) -> Result<Loaded> {
+    /// Defaults, then config.toml, then MNEMON_* variables; read once and
+    /// kept for the rest of the command.
+    pub fn load_config(&self) -> Result<&Loaded> {
+        if let Some(loaded) = self.loaded.get() {
+            return Ok(loaded);
+        }
+        let loaded = self.read_config()?;
+        Ok(self.loaded.get_or_init(|| loaded))
+    }
+
+    fn read_config(&self) -> Result<Loaded> {
         let env: Vec<(String, String)> = std::env::vars()
             .filter(|(k, _)| k.starts_with("MNEMON_"))
             .collect();
@@ -165,7 +179,7 @@ impl Project {
             );
         };
         let loaded = self.load_config()?;
-        let setup = self.setup(&loaded, None)?;
+        let setup = self.setup(loaded, None)?;
         let counter = self.counter(&setup.tokenizer)?;
         let store = mnemon_sqlite::SqliteStore::open(&dir.join(DB_NAME))?;
         let limits = (

@@ -18,5 +18,6 @@ pub mod memory;
 pub mod models;
 pub mod profile;
 pub mod setup;
+pub mod text;
 pub mod tokens;
 pub mod window;

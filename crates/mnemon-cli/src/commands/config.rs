@@ -44,7 +44,7 @@ pub fn show(g: &Global) -> Result<()> {
 pub fn validate(g: &Global) -> Result<()> {
     let project = Project::find(g.dir.as_deref())?;
     let loaded = project.load_config()?;
-    let setup = project.setup(&loaded, None)?;
+    let setup = project.setup(loaded, None)?;
     // Resolving the tokenizer reads a HuggingFace file if one is named.
     let counter = project.counter(&setup.tokenizer)?;
     let file = project.config_path().map(|p| display_path(&p));

@@ -12,7 +12,7 @@ use crate::project::{Project, display_path};
 pub fn run(g: &Global, args: &StatusArgs) -> Result<()> {
     let project = Project::find(g.dir.as_deref())?;
     let loaded = project.load_config()?;
-    let setup = project.setup(&loaded, args.model.as_deref())?;
+    let setup = project.setup(loaded, args.model.as_deref())?;
     let counter = project.counter(&setup.tokenizer)?;
     // Until something is recorded, nothing occupies the live context.
     let (used, usage_source) = match args.used {

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use super::decision::DecisionRecord;
 use super::entities::Entity;
 use super::types::{Operation, Session, SessionStatus};
+use crate::text::thousands;
 
 /// What the log shows besides the session's own operations.
 #[derive(Debug, Clone, Default)]
@@ -50,18 +51,6 @@ fn count_phrase(n: usize, kind: &str) -> String {
         })
         .collect();
     format!("{n} {}{}", words.join(" "), if n == 1 { "" } else { "s" })
-}
-
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn value_text(v: &serde_json::Value) -> String {
