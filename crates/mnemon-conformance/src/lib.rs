@@ -858,3 +858,30 @@ pub fn concurrent_writers_lose_nothing<S: Store + 'static>(fresh: &dyn Fn() -> S
     ids.dedup();
     assert_eq!(ids.len(), 800, "no duplicate ids");
 }
+
+/// An engine over `store` for a model with a `window`-token context, using
+/// the profile that window selects and cl100k counting.
+pub fn engine<S: mnemon_core::engine::EngineStore>(
+    store: S,
+    window: u64,
+    clock: Arc<dyn Clock>,
+    agent: &str,
+) -> mnemon_core::engine::Engine<S> {
+    use mnemon_core::engine::{Engine, EngineConfig};
+    use mnemon_core::profile::ProfileParams;
+    use mnemon_core::window::ContextWindow;
+    let w = ContextWindow::with_defaults(window).expect("a valid window");
+    let profile = ProfileParams::for_window(w.effective_max());
+    let limits = (
+        profile.working_memory_max_operations.value as usize,
+        profile.working_memory_max_tokens.value,
+    );
+    let memory = Memory::new(
+        store,
+        Box::new(OpenAiBpe::new(Encoding::Cl100kBase)),
+        clock,
+        Some(agent),
+        limits,
+    );
+    Engine::new(memory, EngineConfig::new(w, profile, "test-model"))
+}

@@ -12,7 +12,9 @@
 //! every rule here is testable in isolation and the same on every backend.
 //! `tests/no_io.rs` enforces this.
 
+pub mod compress;
 pub mod config;
+pub mod engine;
 pub mod importance;
 pub mod memory;
 pub mod models;

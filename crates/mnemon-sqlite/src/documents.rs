@@ -31,6 +31,43 @@ fn current(
     .map_err(|e| store.err(e))
 }
 
+/// Saves a document version inside the caller's transaction.
+pub(crate) fn save_in(
+    tx: &Connection,
+    store: &SqliteStore,
+    kind: DocKind,
+    content: &str,
+    at: Timestamp,
+    keep_versions: u64,
+) -> Result<Document, StoreError> {
+    let now = current(tx, store, kind)?;
+
+    if let Some(doc) = &now
+        && body(&doc.content) == body(content)
+    {
+        return Ok(doc.clone());
+    }
+    let version = now.map_or(1, |d| d.version + 1);
+    tx.execute(
+                "INSERT INTO documents (project_id, kind, version, content, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![store.project_id, kind.stem(), version as i64, content, at.0],
+            )
+            .map_err(|e| store.err(e))?;
+    // The current version plus `keep_versions` old ones.
+    let oldest_kept = version.saturating_sub(keep_versions) as i64;
+    tx.execute(
+        "DELETE FROM documents WHERE project_id = ?1 AND kind = ?2 AND version < ?3",
+        params![store.project_id, kind.stem(), oldest_kept],
+    )
+    .map_err(|e| store.err(e))?;
+    Ok(Document {
+        kind,
+        version,
+        content: content.to_string(),
+        created_at: at,
+    })
+}
+
 impl DocumentStore for SqliteStore {
     fn save_document(
         &self,
@@ -39,33 +76,7 @@ impl DocumentStore for SqliteStore {
         at: Timestamp,
         keep_versions: u64,
     ) -> Result<Document, StoreError> {
-        self.write(|tx| {
-            let now = current(tx, self, kind)?;
-            if let Some(doc) = &now
-                && body(&doc.content) == body(content)
-            {
-                return Ok(doc.clone());
-            }
-            let version = now.map_or(1, |d| d.version + 1);
-            tx.execute(
-                "INSERT INTO documents (project_id, kind, version, content, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![self.project_id, kind.stem(), version as i64, content, at.0],
-            )
-            .map_err(|e| self.err(e))?;
-            // The current version plus `keep_versions` old ones.
-            let oldest_kept = version.saturating_sub(keep_versions) as i64;
-            tx.execute(
-                "DELETE FROM documents WHERE project_id = ?1 AND kind = ?2 AND version < ?3",
-                params![self.project_id, kind.stem(), oldest_kept],
-            )
-            .map_err(|e| self.err(e))?;
-            Ok(Document {
-                kind,
-                version,
-                content: content.to_string(),
-                created_at: at,
-            })
-        })
+        self.write(|tx| save_in(tx, self, kind, content, at, keep_versions))
     }
 
     fn document(&self, kind: DocKind, version: Option<u64>) -> Result<Document, StoreError> {

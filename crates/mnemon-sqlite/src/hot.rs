@@ -8,10 +8,10 @@ use rusqlite::{Connection, Row, params};
 
 use crate::{SqliteStore, new_id, resolve_id};
 
-const COLUMNS: &str =
+pub(crate) const COLUMNS: &str =
     "id, kind, text, detail, parent_id, priority, status, agent, version, created_at, updated_at";
 
-fn from_row(r: &Row<'_>) -> rusqlite::Result<HotItem> {
+pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<HotItem> {
     let kind: String = r.get(1)?;
     let priority: Option<String> = r.get(5)?;
     let status: String = r.get(6)?;
@@ -30,7 +30,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<HotItem> {
     })
 }
 
-fn bump(conn: &Connection, project: &str) -> rusqlite::Result<()> {
+pub(crate) fn bump(conn: &Connection, project: &str) -> rusqlite::Result<()> {
     conn.execute(
         "INSERT INTO hot_versions (project_id, version) VALUES (?1, 1) ON CONFLICT (project_id) DO UPDATE SET version = version + 1",
         [project],

@@ -12,6 +12,7 @@
 
 mod decisions;
 mod documents;
+mod engine;
 mod entities;
 mod error;
 mod hot;

@@ -10,12 +10,12 @@ use rusqlite::{OptionalExtension, Row, params};
 
 use crate::{SqliteStore, new_id};
 
-const OP_COLUMNS: &str =
+pub(crate) const OP_COLUMNS: &str =
     "seq, id, session_id, agent, kind, data, tokens, phase, status, importance, pinned, created_at";
-const MSG_COLUMNS: &str =
+pub(crate) const MSG_COLUMNS: &str =
     "seq, id, session_id, role, agent, content, tokens, importance, pinned, created_at";
 
-fn op_from_row(r: &Row<'_>) -> rusqlite::Result<Operation> {
+pub(crate) fn op_from_row(r: &Row<'_>) -> rusqlite::Result<Operation> {
     let data: String = r.get(5)?;
     let phase: Option<String> = r.get(7)?;
     Ok(Operation {
@@ -34,7 +34,7 @@ fn op_from_row(r: &Row<'_>) -> rusqlite::Result<Operation> {
     })
 }
 
-fn msg_from_row(r: &Row<'_>) -> rusqlite::Result<Message> {
+pub(crate) fn msg_from_row(r: &Row<'_>) -> rusqlite::Result<Message> {
     let role: String = r.get(3)?;
     Ok(Message {
         seq: r.get(0)?,
@@ -65,57 +65,63 @@ fn tokens_i64(tokens: u64) -> Result<i64, StoreError> {
         .map_err(|_| StoreError::Invalid(format!("{tokens} tokens is more than can be stored")))
 }
 
-impl OperationLog for SqliteStore {
-    fn append_operation(&self, op: &OperationDraft) -> Result<Operation, StoreError> {
-        let id = new_id();
-        let tokens = tokens_i64(op.tokens)?;
-        let data =
-            serde_json::to_string(&op.data).map_err(|e| StoreError::Invalid(e.to_string()))?;
-        self.write(|tx| {
-            let mut ins = tx
+/// Appends an operation inside the caller's transaction.
+pub(crate) fn insert_operation(
+    tx: &rusqlite::Connection,
+    store: &SqliteStore,
+    op: &OperationDraft,
+) -> Result<Operation, StoreError> {
+    let id = new_id();
+    let tokens = tokens_i64(op.tokens)?;
+    let data = serde_json::to_string(&op.data).map_err(|e| StoreError::Invalid(e.to_string()))?;
+    let mut ins = tx
                 .prepare_cached(
                     "INSERT INTO operations (id, project_id, session_id, agent, kind, data, tokens, phase, status, importance, pinned, created_at)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 )
-                .map_err(|e| self.err(e))?;
-            ins.execute(params![
-                id,
-                self.project_id,
-                op.session_id,
-                op.agent,
-                op.kind,
-                data,
-                tokens,
-                op.phase.map(Phase::name),
-                op.status,
-                op.importance,
-                op.pinned,
-                op.created_at.0
-            ])
-            .map_err(|e| self.err(e))?;
-            let seq = tx.last_insert_rowid();
-            if let Some(session) = &op.session_id {
-                tx.prepare_cached(
+                .map_err(|e| store.err(e))?;
+    ins.execute(params![
+        id,
+        store.project_id,
+        op.session_id,
+        op.agent,
+        op.kind,
+        data,
+        tokens,
+        op.phase.map(Phase::name),
+        op.status,
+        op.importance,
+        op.pinned,
+        op.created_at.0
+    ])
+    .map_err(|e| store.err(e))?;
+    let seq = tx.last_insert_rowid();
+    if let Some(session) = &op.session_id {
+        tx.prepare_cached(
                     "UPDATE sessions SET operation_count = operation_count + 1, tokens = tokens + ?2, last_activity = max(last_activity, ?3) WHERE id = ?1",
                 )
                 .and_then(|mut s| s.execute(params![session, tokens, op.created_at.0]))
-                .map_err(|e| self.err(e))?;
-            }
-            Ok(Operation {
-                id: id.clone(),
-                seq,
-                session_id: op.session_id.clone(),
-                agent: op.agent.clone(),
-                kind: op.kind.clone(),
-                data: op.data.clone(),
-                tokens: op.tokens,
-                phase: op.phase,
-                status: op.status.clone(),
-                importance: op.importance,
-                pinned: op.pinned,
-                created_at: op.created_at,
-            })
-        })
+                .map_err(|e| store.err(e))?;
+    }
+    Ok(Operation {
+        id: id.clone(),
+        seq,
+        session_id: op.session_id.clone(),
+        agent: op.agent.clone(),
+        kind: op.kind.clone(),
+        data: op.data.clone(),
+        tokens: op.tokens,
+        phase: op.phase,
+        status: op.status.clone(),
+        importance: op.importance,
+        pinned: op.pinned,
+        created_at: op.created_at,
+    })
+}
+
+impl OperationLog for SqliteStore {
+    fn append_operation(&self, op: &OperationDraft) -> Result<Operation, StoreError> {
+        self.write(|tx| insert_operation(tx, self, op))
     }
 
     fn append_message(&self, m: &MessageDraft) -> Result<Message, StoreError> {

@@ -22,6 +22,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "documents",
         include_str!("../migrations/0004_documents.sql"),
     ),
+    (5, "engine", include_str!("../migrations/0005_engine.sql")),
 ];
 
 /// The schema version this build writes.

@@ -26,6 +26,35 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
     })
 }
 
+/// Updates a session inside the caller's transaction.
+pub(crate) fn update_in(
+    tx: &rusqlite::Connection,
+    store: &SqliteStore,
+    id: &str,
+    c: &SessionChange,
+) -> Result<Session, StoreError> {
+    let full = resolve_id(
+        tx,
+        &store.path,
+        "sessions",
+        "session",
+        &store.project_id,
+        id,
+    )?;
+    tx.execute(
+                "UPDATE sessions SET status = coalesce(?2, status), title = coalesce(?3, title), summary = coalesce(?4, summary),
+                 ended_at = CASE WHEN ?2 = 'active' THEN NULL ELSE coalesce(?5, ended_at) END WHERE id = ?1",
+                params![full, c.status.map(SessionStatus::name), c.title, c.summary, c.ended_at.map(|t| t.0)],
+            )
+            .map_err(|e| store.err(e))?;
+    tx.query_row(
+        &format!("SELECT {COLUMNS} FROM sessions WHERE id = ?1"),
+        [&full],
+        from_row,
+    )
+    .map_err(|e| store.err(e))
+}
+
 impl SessionStore for SqliteStore {
     fn create_session(
         &self,
@@ -77,17 +106,7 @@ impl SessionStore for SqliteStore {
     }
 
     fn update_session(&self, id: &str, c: &SessionChange) -> Result<Session, StoreError> {
-        self.write(|tx| {
-            let full = resolve_id(tx, &self.path, "sessions", "session", &self.project_id, id)?;
-            tx.execute(
-                "UPDATE sessions SET status = coalesce(?2, status), title = coalesce(?3, title), summary = coalesce(?4, summary),
-                 ended_at = CASE WHEN ?2 = 'active' THEN NULL ELSE coalesce(?5, ended_at) END WHERE id = ?1",
-                params![full, c.status.map(SessionStatus::name), c.title, c.summary, c.ended_at.map(|t| t.0)],
-            )
-            .map_err(|e| self.err(e))?;
-            tx.query_row(&format!("SELECT {COLUMNS} FROM sessions WHERE id = ?1"), [&full], from_row)
-                .map_err(|e| self.err(e))
-        })
+        self.write(|tx| update_in(tx, self, id, c))
     }
 
     fn active_session(&self, agent: &str) -> Result<Option<Session>, StoreError> {

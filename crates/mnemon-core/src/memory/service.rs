@@ -82,6 +82,15 @@ impl<S: Store> Memory<S> {
         self.counter.as_ref()
     }
 
+    pub fn clock(&self) -> &dyn Clock {
+        self.clock.as_ref()
+    }
+
+    /// The profile's working-memory operation count and tokens.
+    pub fn working_limits(&self) -> (usize, u64) {
+        self.working_limits
+    }
+
     /// The agent's active session, started if there is none.
     pub fn current_session(&self) -> Result<Session, StoreError> {
         match self.store.active_session(&self.agent)? {
@@ -90,6 +99,22 @@ impl<S: Store> Memory<S> {
                 .store
                 .create_session(None, None, &self.agent, self.clock.now()),
         }
+    }
+
+    /// The tokens [`Memory::record`] will store for `new`: the caller's
+    /// count if given, else the operation's type and text counted exactly.
+    pub fn operation_tokens(&self, new: &NewOperation) -> u64 {
+        new.tokens.unwrap_or_else(|| {
+            let (data, _) = strip_reasoning_fields(&new.data);
+            self.counter
+                .count(&format!("{} {}", new.kind.trim(), data_text(&data))) as u64
+        })
+    }
+
+    /// The tokens [`Memory::message`] will store for `new`.
+    pub fn message_tokens(&self, new: &NewMessage) -> u64 {
+        new.tokens
+            .unwrap_or_else(|| self.counter.count(&strip_reasoning(&new.content)) as u64)
     }
 
     pub fn record(&self, new: NewOperation) -> Result<Operation, StoreError> {
@@ -101,9 +126,7 @@ impl<S: Store> Memory<S> {
         }
         let (data, _) = strip_reasoning_fields(&new.data);
         let text = data_text(&data);
-        let tokens = new
-            .tokens
-            .unwrap_or_else(|| self.counter.count(&format!("{kind} {text}")) as u64);
+        let tokens = self.operation_tokens(&new);
         // Commands come from a person; everything else is the agent's doing.
         let role = if kind == "nl_command" {
             Role::User
@@ -508,6 +531,18 @@ impl<S: Store> Memory<S> {
     /// entities, this session and the decision records. A document whose
     /// body did not change keeps its version.
     pub fn refresh_documents(&self, keep_versions: u64) -> Result<[Document; 3], StoreError> {
+        let at = self.clock.now();
+        let [(k1, d1), (k2, d2), (k3, d3)] = self.render_documents()?;
+        Ok([
+            self.store.save_document(k1, &d1, at, keep_versions)?,
+            self.store.save_document(k2, &d2, at, keep_versions)?,
+            self.store.save_document(k3, &d3, at, keep_versions)?,
+        ])
+    }
+
+    /// The three episodic documents as they would be saved now, without
+    /// saving them, so a caller can save them in its own transaction.
+    pub fn render_documents(&self) -> Result<[(DocKind, String); 3], StoreError> {
         use super::entities::{EntityKind, EntityQuery};
         let at = self.clock.now();
         let by_status = |status, limit| {
@@ -579,12 +614,9 @@ impl<S: Store> Memory<S> {
         decisions.reverse();
         let log = super::episodic::decision_log(at, &decisions);
         Ok([
-            self.store
-                .save_document(DocKind::ProjectState, &state, at, keep_versions)?,
-            self.store
-                .save_document(DocKind::WorkPlan, &plan, at, keep_versions)?,
-            self.store
-                .save_document(DocKind::DecisionLog, &log, at, keep_versions)?,
+            (DocKind::ProjectState, state),
+            (DocKind::WorkPlan, plan),
+            (DocKind::DecisionLog, log),
         ])
     }
 }

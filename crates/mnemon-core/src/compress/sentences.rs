@@ -1,0 +1,131 @@
+//! Sentence splitting and the word features salience is scored on.
+//!
+//! Deliberately simple and deterministic: a sentence ends at `.`, `!` or `?`
+//! followed by whitespace, or at a line break. Decimal numbers (`3.5`),
+//! versions (`v1.2`), paths (`src/main.rs`) and identifiers (`#12`) stay in
+//! one piece because their dots are not followed by whitespace.
+
+/// The sentences of `text`, trimmed, without empty ones.
+pub fn split(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let end_here = match b {
+            b'\n' => Some(i),
+            b'.' | b'!' | b'?' => {
+                let next = bytes.get(i + 1);
+                match next {
+                    None => Some(i + 1),
+                    Some(n) if n.is_ascii_whitespace() => Some(i + 1),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        if let Some(end) = end_here {
+            push_trimmed(&mut out, &text[start..end]);
+            start = end;
+        }
+        i += 1;
+    }
+    push_trimmed(&mut out, &text[start..]);
+    out
+}
+
+fn push_trimmed<'a>(out: &mut Vec<&'a str>, s: &'a str) {
+    let t = s.trim();
+    if !t.is_empty() {
+        out.push(t);
+    }
+}
+
+/// Words too common to say what a sentence is about.
+const STOPWORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "in", "is",
+    "it", "its", "of", "on", "or", "that", "the", "this", "to", "was", "were", "will", "with",
+    "we", "i", "you", "our", "not", "but", "so", "then", "than", "into", "all", "been",
+];
+
+/// Lower-cased content words (letters, digits, `#`, `_`), without stopwords.
+pub fn terms(sentence: &str) -> Vec<String> {
+    sentence
+        .split(|c: char| !(c.is_alphanumeric() || c == '#' || c == '_'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .filter(|w| !STOPWORDS.contains(&w.as_str()))
+        .collect()
+}
+
+/// The share of words that carry specifics: numbers, `#12`-style
+/// identifiers and capitalised names. Specific sentences are worth keeping.
+pub fn density(sentence: &str) -> f64 {
+    let words: Vec<&str> = sentence.split_whitespace().collect();
+    if words.is_empty() {
+        return 0.0;
+    }
+    let specific = words
+        .iter()
+        .filter(|w| {
+            let w = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '#');
+            w.starts_with('#')
+                || w.chars().any(|c| c.is_ascii_digit())
+                || w.chars().next().is_some_and(char::is_uppercase)
+        })
+        .count();
+    specific as f64 / words.len() as f64
+}
+
+/// Whether `text` names an identifier such as `#12`: such items are pinned.
+pub fn has_identifier(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.windows(2).any(|w| w[0] == b'#' && w[1].is_ascii_digit())
+}
+
+/// Jaccard similarity of two term sets.
+pub fn jaccard(a: &[String], b: &[String]) -> f64 {
+    if a.is_empty() && b.is_empty() {
+        return 1.0;
+    }
+    let sa: std::collections::BTreeSet<&String> = a.iter().collect();
+    let sb: std::collections::BTreeSet<&String> = b.iter().collect();
+    let inter = sa.intersection(&sb).count();
+    let union = sa.union(&sb).count();
+    inter as f64 / union as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_on_sentence_ends_but_not_inside_numbers_or_paths() {
+        let s = split("Ran v1.2 tests in src/main.rs. Took 3.5 s! Any errors?\nNone");
+        assert_eq!(
+            s,
+            vec![
+                "Ran v1.2 tests in src/main.rs.",
+                "Took 3.5 s!",
+                "Any errors?",
+                "None"
+            ]
+        );
+    }
+
+    #[test]
+    fn terms_drop_stopwords_and_keep_identifiers() {
+        assert_eq!(
+            terms("Created the Epic #5 for auth"),
+            vec!["created", "epic", "#5", "auth"]
+        );
+    }
+
+    #[test]
+    fn identifiers_and_density() {
+        assert!(has_identifier("see #12"));
+        assert!(!has_identifier("# heading"));
+        assert!(density("Epic #5 has 3 stories") > density("it has some stories"));
+    }
+}

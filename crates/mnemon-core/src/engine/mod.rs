@@ -1,0 +1,444 @@
+//! The engine: the seeds' OrchestratorContextManager.
+//!
+//! One object that the CLI (and later the HTTP and MCP servers) drive. It
+//! accounts for the live window (`usage = baseline + added`, calibrated by
+//! what providers report), acts on zone changes (checkpoint, optimize,
+//! refresh), takes checkpoints on every trigger, resumes from them, and ends
+//! sessions with a summary. Every action is computed in memory first and
+//! then written by one [`EngineCommit`], so a failure at any step leaves
+//! the store exactly as it was: the pre-action state is the snapshot a
+//! failed compaction rolls back to.
+//!
+//! Thread-safe: writers take an internal lock, readers do not. Each call
+//! re-reads the engine state from the store, so several processes sharing
+//! one project see each other's epochs; a compare-and-set on the state's
+//! version keeps two of them from both refreshing the same epoch.
+
+mod actions;
+pub mod checkpoint;
+pub mod live;
+mod state;
+mod store;
+mod summary;
+
+use std::sync::{Mutex, MutexGuard};
+
+use serde::Serialize;
+
+pub use actions::{Compaction, Resumed};
+pub use checkpoint::{Checkpoint, CheckpointError};
+pub use live::{LiveCaps, LiveContext};
+pub use state::{ACTION_KIND, Calibration, EngineState, LiveTotals};
+pub use store::{
+    CompactionRecord, EngineCommit, EngineStore, HotRestore, STATE_CONFLICT, StoredCheckpoint,
+};
+pub use summary::SessionReport;
+
+use crate::compress::{CompressError, Extractive, Summarizer};
+use crate::memory::{
+    DocKind, Memory, Message, NewMessage, NewOperation, Operation, Session, StoreError, Timestamp,
+    WorkingMemory,
+};
+use crate::profile::ProfileParams;
+use crate::window::{Action, ContextWindow, WindowEvent, WindowStatus, Zone, ZoneMonitor};
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+    #[error(transparent)]
+    Compress(#[from] CompressError),
+    #[error(
+        "this item is {tokens} tokens, but the live context has room for {room} even after a refresh (effective window {effective_max}). Store large content as a file and record a reference, or use a model with a larger window"
+    )]
+    TooLarge {
+        tokens: u64,
+        room: u64,
+        effective_max: u64,
+    },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// What the engine needs to know about the model and profile.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    pub window: ContextWindow,
+    pub profile: ProfileParams,
+    /// The model name calibration is kept under.
+    pub model: String,
+    /// Episodic document versions to keep.
+    pub keep_versions: u64,
+    /// Share of the effective window (millionths) that the memory context
+    /// loaded at the start of an epoch may fill. Below the yellow edge, so
+    /// a refresh always lands in green.
+    pub epoch_budget_ppm: u32,
+}
+
+impl EngineConfig {
+    pub fn new(window: ContextWindow, profile: ProfileParams, model: &str) -> EngineConfig {
+        EngineConfig {
+            window,
+            profile,
+            model: model.to_string(),
+            keep_versions: 10,
+            epoch_budget_ppm: 400_000,
+        }
+    }
+
+    /// Tokens the memory context may fill when an epoch begins.
+    pub fn epoch_budget(&self) -> u64 {
+        (self.window.effective_max() as u128 * self.epoch_budget_ppm as u128 / 1_000_000) as u64
+    }
+
+    /// Section caps from the profile, within the epoch budget.
+    pub fn live_caps(&self) -> LiveCaps {
+        let p = &self.profile;
+        let budget = self.epoch_budget();
+        LiveCaps {
+            hot: (budget / 4).max(1),
+            session_summary: p.session_summary_max_tokens.value,
+            project_state: p.project_state_max_tokens.value,
+            work_plan: p.work_plan_max_tokens.value,
+            decision_each: p.decision_record_max_tokens.value,
+            decisions: p.decision_record_max_tokens.value * p.max_decision_records.value,
+            working: p.working_memory_max_tokens.value,
+            messages: p.working_memory_max_tokens.value,
+        }
+    }
+}
+
+/// Something the engine did on its own, for the caller to show or log.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum EngineEvent {
+    SessionStarted {
+        session_id: String,
+    },
+    ZoneChanged {
+        from: Zone,
+        to: Zone,
+        used: u64,
+        action: Action,
+    },
+    EmergencyEntered {
+        used: u64,
+    },
+    EmergencyCleared {
+        used: u64,
+    },
+    CheckpointCreated {
+        id: String,
+        trigger: String,
+    },
+    Optimized {
+        removed: usize,
+        tokens_before: u64,
+        tokens_after: u64,
+    },
+    Refreshed {
+        trigger: String,
+        tokens_before: u64,
+        tokens_after: u64,
+        epoch: u64,
+        summarized: usize,
+        kept_verbatim: usize,
+        pinned_deferred: usize,
+    },
+    SessionLogCompacted {
+        input_tokens: u64,
+        output_tokens: u64,
+    },
+}
+
+/// The result of a write: what was stored, what the engine did about it,
+/// and the checkpoints it created (for the caller to write as files).
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome<T> {
+    pub value: T,
+    pub events: Vec<EngineEvent>,
+    #[serde(skip)]
+    pub checkpoints: Vec<Checkpoint>,
+    pub status: EngineStatus,
+}
+
+/// `mnemon status`'s view of the engine.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EngineStatus {
+    pub window: WindowStatus,
+    pub model: String,
+    pub agent: String,
+    pub session_id: Option<String>,
+    pub epoch: u64,
+    pub baseline: u64,
+    /// Tokens recorded in this epoch (including those carried by a resume).
+    pub added: u64,
+    /// `baseline + added`, as counted locally.
+    pub local_usage: u64,
+    /// The last usage a provider reported in this epoch, if any.
+    pub reported: Option<u64>,
+    pub calibration: f64,
+    pub calibration_samples: u64,
+    pub working_memory_operations: usize,
+    pub refreshes: u64,
+    pub last_checkpoint: Option<String>,
+    pub last_checkpoint_at: Option<Timestamp>,
+}
+
+pub struct Engine<S> {
+    memory: Memory<S>,
+    cfg: EngineConfig,
+    summarizer: Box<dyn Summarizer>,
+    write: Mutex<()>,
+}
+
+impl<S> std::fmt::Debug for Engine<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("model", &self.cfg.model)
+            .field("summarizer", &self.summarizer.name())
+            .finish()
+    }
+}
+
+/// The live context as the engine sees it at one moment.
+pub(crate) struct View {
+    pub state: EngineState,
+    /// Whether `state` came from the store (else it is a fresh default).
+    pub stored: bool,
+    pub session: Option<Session>,
+    pub totals: LiveTotals,
+    pub calibration: Calibration,
+}
+
+impl View {
+    pub fn local(&self) -> u64 {
+        self.state.baseline + self.state.carried + self.totals.tokens()
+    }
+
+    /// Calibrated usage; exact at the moment a provider reported it.
+    pub fn used(&self) -> u64 {
+        let local = self.local();
+        match self.state.reported {
+            Some((tokens, at_local)) => {
+                tokens + self.calibration.apply(local.saturating_sub(at_local))
+            }
+            None => self.calibration.apply(local),
+        }
+    }
+}
+
+impl<S: EngineStore> Engine<S> {
+    pub fn new(memory: Memory<S>, cfg: EngineConfig) -> Engine<S> {
+        Engine {
+            memory,
+            cfg,
+            summarizer: Box::new(Extractive),
+            write: Mutex::new(()),
+        }
+    }
+
+    /// Replaces the extractive summarizer (an LLM-backed one, say).
+    pub fn with_summarizer(mut self, s: Box<dyn Summarizer>) -> Engine<S> {
+        self.summarizer = s;
+        self
+    }
+
+    pub fn memory(&self) -> &Memory<S> {
+        &self.memory
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.cfg
+    }
+
+    fn store(&self) -> &S {
+        self.memory.store()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, ()> {
+        self.write.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn now(&self) -> Timestamp {
+        self.memory.clock().now()
+    }
+
+    pub(crate) fn view(&self) -> Result<View, StoreError> {
+        let agent = self.memory.agent();
+        let (state, stored) = match self.store().engine_state(agent)? {
+            Some(s) => (s, true),
+            None => (EngineState::new(agent, self.now()), false),
+        };
+        let session = self.store().active_session(agent)?;
+        let totals = match (&state.session_id, &session) {
+            (Some(a), Some(s)) if *a == s.id => {
+                self.store()
+                    .live_totals(&s.id, state.op_seq, state.msg_seq)?
+            }
+            _ => LiveTotals::default(),
+        };
+        let calibration = self
+            .store()
+            .calibration(&self.cfg.model)?
+            .unwrap_or_default();
+        Ok(View {
+            state,
+            stored,
+            session,
+            totals,
+            calibration,
+        })
+    }
+
+    /// Where the window stands now. Reads only.
+    pub fn status(&self) -> Result<EngineStatus, EngineError> {
+        let v = self.view()?;
+        let wm = self.working_memory_of(&v)?;
+        Ok(self.status_of(&v, wm.len()))
+    }
+
+    fn status_of(&self, v: &View, wm_len: usize) -> EngineStatus {
+        let used = v.used();
+        EngineStatus {
+            window: self.cfg.window.status(used),
+            model: self.cfg.model.clone(),
+            agent: self.memory.agent().to_string(),
+            session_id: v.state.session_id.clone(),
+            epoch: v.state.epoch,
+            baseline: v.state.baseline,
+            added: v.state.carried + v.totals.tokens(),
+            local_usage: v.local(),
+            reported: v.state.reported.map(|r| r.0),
+            calibration: v.calibration.factor(),
+            calibration_samples: v.calibration.samples,
+            working_memory_operations: wm_len,
+            refreshes: v.state.refreshes,
+            last_checkpoint: v.state.last_checkpoint.clone(),
+            last_checkpoint_at: v.state.last_checkpoint_at,
+        }
+    }
+
+    /// Working memory: the epoch's seed operations and those recorded
+    /// since, newest kept, within the profile's count and token limits.
+    pub fn working_memory(&self) -> Result<WorkingMemory, EngineError> {
+        let v = self.view()?;
+        Ok(self.working_memory_of(&v)?)
+    }
+
+    fn working_memory_of(&self, v: &View) -> Result<WorkingMemory, StoreError> {
+        let (max_ops, max_tokens) = self.memory.working_limits();
+        let mut recent: Vec<Operation> = Vec::new();
+        if let (Some(s), Some(a)) = (&v.session, &v.state.session_id)
+            && s.id == *a
+        {
+            recent = self
+                .store()
+                .operations_after(&s.id, v.state.op_seq, max_ops)?;
+            if recent.len() < max_ops && !v.state.seed_ops.is_empty() {
+                let mut seed = self.store().operations_at(&v.state.seed_ops)?;
+                seed.reverse();
+                recent.extend(seed);
+            }
+        }
+        Ok(WorkingMemory::rebuild(max_ops, max_tokens, &recent))
+    }
+
+    /// The epoch's live messages, oldest first (seed, then since).
+    fn live_messages(&self, v: &View, limit: usize) -> Result<Vec<Message>, StoreError> {
+        let mut out = self.store().messages_at(&v.state.seed_msgs)?;
+        if let (Some(s), Some(a)) = (&v.session, &v.state.session_id)
+            && s.id == *a
+        {
+            let mut since = self.store().messages_after(&s.id, v.state.msg_seq, limit)?;
+            since.reverse();
+            out.extend(since);
+        }
+        let skip = out.len().saturating_sub(limit);
+        Ok(out.split_off(skip))
+    }
+
+    /// Records an operation into the live context, acting on what it
+    /// changes: a refresh first if it would reach the emergency line, then
+    /// zone actions and checkpoint triggers.
+    pub fn record(&self, new: NewOperation) -> Result<Outcome<Operation>, EngineError> {
+        let tokens = self.memory.operation_tokens(&new);
+        let phase = new.phase;
+        self.accept(tokens, phase, |m| m.record(new))
+    }
+
+    pub fn message(&self, new: NewMessage) -> Result<Outcome<Message>, EngineError> {
+        let tokens = self.memory.message_tokens(&new);
+        self.accept(tokens, None, |m| m.message(new))
+    }
+
+    /// Reads are cheap; the log is the source of truth for `added`, so a
+    /// crash between the write and the state update loses nothing.
+    fn accept<T>(
+        &self,
+        tokens: u64,
+        phase: Option<crate::memory::Phase>,
+        write: impl FnOnce(&Memory<S>) -> Result<T, StoreError>,
+    ) -> Result<Outcome<T>, EngineError> {
+        let _g = self.lock();
+        let mut events = Vec::new();
+        let mut checkpoints = Vec::new();
+        let session = self.memory.current_session()?;
+        let mut v = self.view()?;
+        if v.state.session_id.as_deref() != Some(&session.id) {
+            self.begin_session_epoch(&mut v, &session)?;
+            events.push(EngineEvent::SessionStarted {
+                session_id: session.id.clone(),
+            });
+            v = self.view()?;
+        }
+        // At the emergency line nothing more enters the live context
+        // before a refresh.
+        let w = &self.cfg.window;
+        if w.is_emergency(v.used() + v.calibration.apply(tokens)) {
+            self.refresh_locked("emergency_95pct", &mut events, &mut checkpoints)?;
+            v = self.view()?;
+            let room = w
+                .token_thresholds()
+                .emergency_from
+                .saturating_sub(v.used() + 1);
+            if w.is_emergency(v.used() + v.calibration.apply(tokens)) {
+                return Err(EngineError::TooLarge {
+                    tokens,
+                    room,
+                    effective_max: w.effective_max(),
+                });
+            }
+        }
+        let value = write(&self.memory)?;
+        let v = self.view()?;
+        self.after_write(v, phase, &mut events, &mut checkpoints)?;
+        let v = self.view()?;
+        let wm = self.working_memory_of(&v)?;
+        Ok(Outcome {
+            value,
+            status: self.status_of(&v, wm.len()),
+            events,
+            checkpoints,
+        })
+    }
+}
+
+/// Reads a document body, or `None` when it was never generated.
+fn doc_text(docs: &[(DocKind, String)], kind: DocKind) -> Option<&str> {
+    docs.iter()
+        .find(|(k, _)| *k == kind)
+        .map(|(_, t)| t.as_str())
+}
+
+pub(crate) fn zone_events(
+    window: &ContextWindow,
+    state: &EngineState,
+    used: u64,
+) -> (Vec<WindowEvent>, Zone, bool) {
+    let mut m = ZoneMonitor::at(state.zone, state.emergency);
+    let ev = m.observe(window, used);
+    (ev, m.zone(), window.is_emergency(used))
+}

@@ -1,0 +1,120 @@
+//! What the engine needs from a backend beyond [`Store`]: its own state,
+//! checkpoints, compaction audits, hot-item history, and one transaction
+//! ([`EngineCommit`]) that applies an action's every write or none of them.
+
+use serde::{Deserialize, Serialize};
+
+use super::state::{Calibration, EngineState, LiveTotals};
+use crate::memory::{
+    DocKind, HotItem, HotStatus, Message, Operation, OperationDraft, Priority, SessionChange,
+    Store, StoreError, Timestamp,
+};
+
+/// A checkpoint as stored: its JSON text is the file's content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredCheckpoint {
+    pub id: String,
+    pub agent: String,
+    pub session_id: Option<String>,
+    pub trigger: String,
+    pub created_at: Timestamp,
+    pub json: String,
+}
+
+/// The audit of one compaction, kept for `mnemon compact` and for finding
+/// where a dropped item's original lives.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompactionRecord {
+    pub session_id: Option<String>,
+    /// `refresh`, `session_log`, `session_end` or a document name.
+    pub kind: String,
+    pub created_at: Timestamp,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// The [`crate::compress::Audit`] as JSON.
+    pub audit: serde_json::Value,
+    pub summary: String,
+    /// The log positions this compaction covers up to.
+    pub through_op_seq: i64,
+    pub through_msg_seq: i64,
+}
+
+/// Puts a hot-context item back as it was at a checkpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HotRestore {
+    pub id: String,
+    pub text: String,
+    pub detail: Option<String>,
+    pub priority: Option<Priority>,
+    pub status: HotStatus,
+}
+
+/// Everything one engine action writes, applied in one transaction.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EngineCommit {
+    /// Written only if the stored state is still at `expected_version`
+    /// (`None`: no state row yet); otherwise the commit fails with
+    /// [`StoreError::Invalid`] starting with [`STATE_CONFLICT`].
+    pub state: Option<(Option<u64>, EngineState)>,
+    pub calibration: Option<(String, Calibration)>,
+    pub operation: Option<OperationDraft>,
+    pub checkpoint: Option<StoredCheckpoint>,
+    pub sessions: Vec<(String, SessionChange)>,
+    pub documents: Vec<(DocKind, String)>,
+    pub keep_versions: u64,
+    pub at: Timestamp,
+    pub compaction: Option<CompactionRecord>,
+    pub hot_restore: Vec<HotRestore>,
+}
+
+/// Prefix of the error a commit returns when another writer moved the
+/// engine state first; the engine re-reads and retries.
+pub const STATE_CONFLICT: &str = "engine state changed";
+
+pub trait EngineStore: Store {
+    fn engine_state(&self, agent: &str) -> Result<Option<EngineState>, StoreError>;
+    fn calibration(&self, model: &str) -> Result<Option<Calibration>, StoreError>;
+    /// Tokens and counts of `session_id`'s operations after `op_seq` and
+    /// messages after `msg_seq`, leaving out the engine's own records.
+    fn live_totals(
+        &self,
+        session_id: &str,
+        op_seq: i64,
+        msg_seq: i64,
+    ) -> Result<LiveTotals, StoreError>;
+    /// The newest operation and message positions in the project's log.
+    fn log_heads(&self) -> Result<(i64, i64), StoreError>;
+    /// `session_id`'s operations after `op_seq`, newest first, without the
+    /// engine's own records; at most `limit`.
+    fn operations_after(
+        &self,
+        session_id: &str,
+        op_seq: i64,
+        limit: usize,
+    ) -> Result<Vec<Operation>, StoreError>;
+    fn messages_after(
+        &self,
+        session_id: &str,
+        msg_seq: i64,
+        limit: usize,
+    ) -> Result<Vec<Message>, StoreError>;
+    /// Operations at the given positions, oldest first; missing ones are left out.
+    fn operations_at(&self, seqs: &[i64]) -> Result<Vec<Operation>, StoreError>;
+    fn messages_at(&self, seqs: &[i64]) -> Result<Vec<Message>, StoreError>;
+    /// An item as it was at `version`.
+    fn hot_item_at(&self, id: &str, version: u64) -> Result<HotItem, StoreError>;
+    fn checkpoint(&self, id: &str) -> Result<StoredCheckpoint, StoreError>;
+    /// Newest first.
+    fn checkpoints(&self, limit: usize) -> Result<Vec<StoredCheckpoint>, StoreError>;
+    /// The newest compaction of `kind` for `session_id`.
+    fn last_compaction(
+        &self,
+        session_id: &str,
+        kind: &str,
+    ) -> Result<Option<CompactionRecord>, StoreError>;
+    /// Newest first.
+    fn compactions(&self, limit: usize) -> Result<Vec<CompactionRecord>, StoreError>;
+    /// Applies every part of `c` in one transaction, or nothing. Returns the
+    /// stored operation, if one was given.
+    fn commit(&self, c: &EngineCommit) -> Result<Option<Operation>, StoreError>;
+}

@@ -1,0 +1,341 @@
+//! The engine's storage: state, calibration, checkpoints, compaction
+//! audits, hot-item history, and the one-transaction [`EngineCommit`].
+
+use mnemon_core::engine::{
+    Calibration, CompactionRecord, EngineCommit, EngineState, EngineStore, LiveTotals,
+    STATE_CONFLICT, StoredCheckpoint,
+};
+use mnemon_core::memory::{HotItem, Message, Operation, Priority, StoreError, Timestamp};
+use rusqlite::{OptionalExtension, Row, params};
+
+use crate::SqliteStore;
+use crate::log::{MSG_COLUMNS, OP_COLUMNS, insert_operation, msg_from_row, op_from_row};
+
+const ACTION: &str = mnemon_core::engine::ACTION_KIND;
+
+fn checkpoint_row(r: &Row<'_>) -> rusqlite::Result<StoredCheckpoint> {
+    Ok(StoredCheckpoint {
+        id: r.get(0)?,
+        agent: r.get(1)?,
+        session_id: r.get(2)?,
+        trigger: r.get(3)?,
+        created_at: Timestamp(r.get(4)?),
+        json: r.get(5)?,
+    })
+}
+
+const COMPACTION_COLUMNS: &str = "session_id, kind, created_at, input_tokens, output_tokens, audit, summary, through_op_seq, through_msg_seq";
+
+fn compaction_row(r: &Row<'_>) -> rusqlite::Result<CompactionRecord> {
+    let audit: String = r.get(5)?;
+    Ok(CompactionRecord {
+        session_id: r.get(0)?,
+        kind: r.get(1)?,
+        created_at: Timestamp(r.get(2)?),
+        input_tokens: r.get::<_, i64>(3)? as u64,
+        output_tokens: r.get::<_, i64>(4)? as u64,
+        audit: serde_json::from_str(&audit).unwrap_or_default(),
+        summary: r.get(6)?,
+        through_op_seq: r.get(7)?,
+        through_msg_seq: r.get(8)?,
+    })
+}
+
+const CP_COLUMNS: &str = "id, agent, session_id, trigger, created_at, json";
+
+fn limit(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(-1)
+}
+
+fn json_err(e: serde_json::Error) -> StoreError {
+    StoreError::Invalid(format!("cannot encode engine data: {e}"))
+}
+
+impl EngineStore for SqliteStore {
+    fn engine_state(&self, agent: &str) -> Result<Option<EngineState>, StoreError> {
+        let conn = self.conn();
+        let row: Option<(i64, String)> = conn
+            .prepare_cached(
+                "SELECT version, state FROM engine_state WHERE project_id = ?1 AND agent = ?2",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![self.project_id, agent], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+                .optional()
+            })
+            .map_err(|e| self.err(e))?;
+        row.map(|(version, text)| {
+            let mut st: EngineState =
+                serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
+                    path: self.path.clone(),
+                    reason: format!("the engine state of agent `{agent}` does not parse: {e}"),
+                })?;
+            st.version = version as u64;
+            Ok(st)
+        })
+        .transpose()
+    }
+
+    fn calibration(&self, model: &str) -> Result<Option<Calibration>, StoreError> {
+        let conn = self.conn();
+        conn.prepare_cached(
+            "SELECT factor_ppm, samples FROM calibration WHERE project_id = ?1 AND model = ?2",
+        )
+        .and_then(|mut s| {
+            s.query_row(params![self.project_id, model], |r| {
+                Ok(Calibration {
+                    factor_ppm: r.get::<_, i64>(0)? as u64,
+                    samples: r.get::<_, i64>(1)? as u64,
+                })
+            })
+            .optional()
+        })
+        .map_err(|e| self.err(e))
+    }
+
+    fn live_totals(
+        &self,
+        session_id: &str,
+        op_seq: i64,
+        msg_seq: i64,
+    ) -> Result<LiveTotals, StoreError> {
+        let conn = self.conn();
+        let (op_tokens, op_count): (i64, i64) = conn
+            .prepare_cached(
+                "SELECT coalesce(sum(tokens), 0), count(*) FROM operations WHERE session_id = ?1 AND seq > ?2 AND kind != ?3",
+            )
+            .and_then(|mut s| s.query_row(params![session_id, op_seq, ACTION], |r| Ok((r.get(0)?, r.get(1)?))))
+            .map_err(|e| self.err(e))?;
+        let (msg_tokens, msg_count): (i64, i64) = conn
+            .prepare_cached(
+                "SELECT coalesce(sum(tokens), 0), count(*) FROM messages WHERE session_id = ?1 AND seq > ?2",
+            )
+            .and_then(|mut s| s.query_row(params![session_id, msg_seq], |r| Ok((r.get(0)?, r.get(1)?))))
+            .map_err(|e| self.err(e))?;
+        Ok(LiveTotals {
+            op_tokens: op_tokens as u64,
+            op_count: op_count as u64,
+            msg_tokens: msg_tokens as u64,
+            msg_count: msg_count as u64,
+        })
+    }
+
+    fn log_heads(&self) -> Result<(i64, i64), StoreError> {
+        let conn = self.conn();
+        conn.query_row(
+            "SELECT coalesce((SELECT max(seq) FROM operations), 0), coalesce((SELECT max(seq) FROM messages), 0)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .map_err(|e| self.err(e))
+    }
+
+    fn operations_after(
+        &self,
+        session_id: &str,
+        op_seq: i64,
+        n: usize,
+    ) -> Result<Vec<Operation>, StoreError> {
+        let conn = self.conn();
+        conn.prepare_cached(&format!(
+            "SELECT {OP_COLUMNS} FROM operations WHERE session_id = ?1 AND seq > ?2 AND kind != ?3 ORDER BY seq DESC LIMIT ?4"
+        ))
+        .and_then(|mut s| {
+            s.query_map(params![session_id, op_seq, ACTION, limit(n)], op_from_row)?
+                .collect()
+        })
+        .map_err(|e| self.err(e))
+    }
+
+    fn messages_after(
+        &self,
+        session_id: &str,
+        msg_seq: i64,
+        n: usize,
+    ) -> Result<Vec<Message>, StoreError> {
+        let conn = self.conn();
+        conn.prepare_cached(&format!(
+            "SELECT {MSG_COLUMNS} FROM messages WHERE session_id = ?1 AND seq > ?2 ORDER BY seq DESC LIMIT ?3"
+        ))
+        .and_then(|mut s| s.query_map(params![session_id, msg_seq, limit(n)], msg_from_row)?.collect())
+        .map_err(|e| self.err(e))
+    }
+
+    fn operations_at(&self, seqs: &[i64]) -> Result<Vec<Operation>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(&format!(
+                "SELECT {OP_COLUMNS} FROM operations WHERE seq = ?1 AND project_id = ?2"
+            ))
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::with_capacity(seqs.len());
+        for seq in seqs {
+            if let Some(op) = stmt
+                .query_row(params![seq, self.project_id], op_from_row)
+                .optional()
+                .map_err(|e| self.err(e))?
+            {
+                out.push(op);
+            }
+        }
+        out.sort_by_key(|o| o.seq);
+        Ok(out)
+    }
+
+    fn messages_at(&self, seqs: &[i64]) -> Result<Vec<Message>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(&format!(
+                "SELECT {MSG_COLUMNS} FROM messages WHERE seq = ?1 AND project_id = ?2"
+            ))
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::with_capacity(seqs.len());
+        for seq in seqs {
+            if let Some(m) = stmt
+                .query_row(params![seq, self.project_id], msg_from_row)
+                .optional()
+                .map_err(|e| self.err(e))?
+            {
+                out.push(m);
+            }
+        }
+        out.sort_by_key(|m| m.seq);
+        Ok(out)
+    }
+
+    fn hot_item_at(&self, id: &str, version: u64) -> Result<HotItem, StoreError> {
+        let conn = self.conn();
+        conn.query_row(
+            "SELECT i.id, i.kind, h.text, h.detail, i.parent_id, h.priority, h.status, h.agent, h.version, i.created_at, h.updated_at
+             FROM hot_history h JOIN hot_items i ON i.id = h.item_id
+             WHERE h.item_id = ?1 AND h.version = ?2 AND i.project_id = ?3",
+            params![id, version as i64, self.project_id],
+            crate::hot::from_row,
+        )
+        .optional()
+        .map_err(|e| self.err(e))?
+        .ok_or_else(|| StoreError::NotFound {
+            what: "hot-context item version",
+            id: format!("{id}@{version}"),
+        })
+    }
+
+    fn checkpoint(&self, id: &str) -> Result<StoredCheckpoint, StoreError> {
+        let conn = self.conn();
+        conn.query_row(
+            &format!("SELECT {CP_COLUMNS} FROM checkpoints WHERE id = ?1 AND project_id = ?2"),
+            params![id.trim(), self.project_id],
+            checkpoint_row,
+        )
+        .optional()
+        .map_err(|e| self.err(e))?
+        .ok_or_else(|| StoreError::NotFound {
+            what: "checkpoint",
+            id: id.to_string(),
+        })
+    }
+
+    fn checkpoints(&self, n: usize) -> Result<Vec<StoredCheckpoint>, StoreError> {
+        let conn = self.conn();
+        conn.prepare_cached(&format!(
+            "SELECT {CP_COLUMNS} FROM checkpoints WHERE project_id = ?1 ORDER BY created_at DESC, rowid DESC LIMIT ?2"
+        ))
+        .and_then(|mut s| s.query_map(params![self.project_id, limit(n)], checkpoint_row)?.collect())
+        .map_err(|e| self.err(e))
+    }
+
+    fn last_compaction(
+        &self,
+        session_id: &str,
+        kind: &str,
+    ) -> Result<Option<CompactionRecord>, StoreError> {
+        let conn = self.conn();
+        conn.prepare_cached(&format!(
+            "SELECT {COMPACTION_COLUMNS} FROM compactions WHERE session_id = ?1 AND kind = ?2 AND project_id = ?3 ORDER BY seq DESC LIMIT 1"
+        ))
+        .and_then(|mut s| s.query_row(params![session_id, kind, self.project_id], compaction_row).optional())
+        .map_err(|e| self.err(e))
+    }
+
+    fn compactions(&self, n: usize) -> Result<Vec<CompactionRecord>, StoreError> {
+        let conn = self.conn();
+        conn.prepare_cached(&format!(
+            "SELECT {COMPACTION_COLUMNS} FROM compactions WHERE project_id = ?1 ORDER BY seq DESC LIMIT ?2"
+        ))
+        .and_then(|mut s| s.query_map(params![self.project_id, limit(n)], compaction_row)?.collect())
+        .map_err(|e| self.err(e))
+    }
+
+    fn commit(&self, c: &EngineCommit) -> Result<Option<Operation>, StoreError> {
+        let state_json = match &c.state {
+            Some((_, st)) => Some(serde_json::to_string(st).map_err(json_err)?),
+            None => None,
+        };
+        self.write(|tx| {
+            if let (Some((expected, st)), Some(text)) = (&c.state, &state_json) {
+                let changed = match expected {
+                    None => tx.execute(
+                        "INSERT OR IGNORE INTO engine_state (project_id, agent, version, state) VALUES (?1, ?2, ?3, ?4)",
+                        params![self.project_id, st.agent, st.version as i64, text],
+                    ),
+                    Some(v) => tx.execute(
+                        "UPDATE engine_state SET version = ?3, state = ?4 WHERE project_id = ?1 AND agent = ?2 AND version = ?5",
+                        params![self.project_id, st.agent, st.version as i64, text, *v as i64],
+                    ),
+                }
+                .map_err(|e| self.err(e))?;
+                if changed == 0 {
+                    return Err(StoreError::Invalid(format!(
+                        "{STATE_CONFLICT} for agent `{}`",
+                        st.agent
+                    )));
+                }
+            }
+            if let Some((model, cal)) = &c.calibration {
+                tx.execute(
+                    "INSERT INTO calibration (project_id, model, factor_ppm, samples) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (project_id, model) DO UPDATE SET factor_ppm = excluded.factor_ppm, samples = excluded.samples",
+                    params![self.project_id, model, cal.factor_ppm as i64, cal.samples as i64],
+                )
+                .map_err(|e| self.err(e))?;
+            }
+            if let Some(cp) = &c.checkpoint {
+                tx.execute(
+                    &format!("INSERT INTO checkpoints ({CP_COLUMNS}, project_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"),
+                    params![cp.id, cp.agent, cp.session_id, cp.trigger, cp.created_at.0, cp.json, self.project_id],
+                )
+                .map_err(|e| self.err(e))?;
+            }
+            for (id, change) in &c.sessions {
+                crate::sessions::update_in(tx, self, id, change)?;
+            }
+            for (kind, content) in &c.documents {
+                crate::documents::save_in(tx, self, *kind, content, c.at, c.keep_versions)?;
+            }
+            if let Some(r) = &c.compaction {
+                tx.execute(
+                    &format!("INSERT INTO compactions (project_id, {COMPACTION_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
+                    params![self.project_id, r.session_id, r.kind, r.created_at.0, r.input_tokens as i64,
+                            r.output_tokens as i64, r.audit.to_string(), r.summary, r.through_op_seq, r.through_msg_seq],
+                )
+                .map_err(|e| self.err(e))?;
+            }
+            if !c.hot_restore.is_empty() {
+                for h in &c.hot_restore {
+                    tx.execute(
+                        "UPDATE hot_items SET text = ?2, detail = ?3, priority = ?4, status = ?5, version = version + 1, updated_at = ?6
+                         WHERE id = ?1 AND project_id = ?7",
+                        params![h.id, h.text, h.detail, h.priority.map(Priority::name), h.status.name(), c.at.0, self.project_id],
+                    )
+                    .map_err(|e| self.err(e))?;
+                }
+                crate::hot::bump(tx, &self.project_id).map_err(|e| self.err(e))?;
+            }
+            match &c.operation {
+                Some(op) => insert_operation(tx, self, op).map(Some),
+                None => Ok(None),
+            }
+        })
+    }
+}
