@@ -82,6 +82,71 @@ pub enum Command {
     /// Decision records (ADR): never raw reasoning, only the structured rationale.
     #[command(subcommand)]
     Decision(DecisionCommand),
+    /// Checkpoints: create one, list, show, or resume from one.
+    #[command(subcommand)]
+    Checkpoint(CheckpointCommand),
+    /// Compress the session log; pinned items stay verbatim, originals stay stored.
+    Compact(CompactArgs),
+    /// Refresh the live context now: checkpoint, summarize, start a new epoch.
+    Refresh(AgentArg),
+    /// Tell mnemon the prompt tokens your provider reported for the live context.
+    ReportUsage(ReportUsageArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CheckpointCommand {
+    /// Create a checkpoint now.
+    Create {
+        /// What triggered it (letters, digits and `_`).
+        #[arg(long, default_value = "manual", value_parser = trigger_name)]
+        trigger: String,
+        #[command(flatten)]
+        agent: AgentArg,
+    },
+    /// Checkpoints, newest first.
+    List {
+        #[arg(long, default_value_t = 20, value_name = "N")]
+        limit: usize,
+    },
+    /// One checkpoint's JSON.
+    Show { id: String },
+    /// Restore working memory, hot context, session and window state from a
+    /// checkpoint. Reads `.mnemon/checkpoints/<ID>.json` (or a file path),
+    /// refusing one that is damaged or was edited.
+    Resume {
+        /// A checkpoint id, or the path of a checkpoint file.
+        id: String,
+        #[command(flatten)]
+        agent: AgentArg,
+    },
+}
+
+fn trigger_name(s: &str) -> Result<String, String> {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "`{s}` is not a trigger name: use letters, digits and `_`, such as manual"
+        ))
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct CompactArgs {
+    /// Show what would be kept, summarized and dropped without saving.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub agent: AgentArg,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportUsageArgs {
+    /// The prompt tokens the provider reported for a call that sent mnemon's context.
+    #[arg(value_name = "PROMPT_TOKENS")]
+    pub prompt_tokens: u64,
+    #[command(flatten)]
+    pub agent: AgentArg,
 }
 
 #[derive(Debug, Subcommand)]

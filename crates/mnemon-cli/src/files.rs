@@ -34,6 +34,8 @@ use mnemon_core::memory::{
     OperationLog, OperationQuery, SessionStatus, SessionStore, Store,
 };
 
+use mnemon_core::engine::{Checkpoint, EngineStore, StoredCheckpoint};
+
 use crate::project::{Project, ProjectMemory};
 
 /// `memory/<stem>.md` for the current version and
@@ -105,8 +107,33 @@ pub fn export(project: &Project, m: &ProjectMemory, keep_versions: u64) -> Resul
             write_atomically(&decisions.join(r.file_name()), r.to_markdown().as_bytes())?;
             written += 1;
         }
+        let checkpoints = m.store().checkpoints(usize::MAX >> 1)?;
+        written += checkpoints.len();
+        write_stored_checkpoints(project, &checkpoints)?;
     }
     Ok(written)
+}
+
+/// `checkpoints/<id>.json`, exactly as stored.
+pub fn write_stored_checkpoints(project: &Project, cps: &[StoredCheckpoint]) -> Result<()> {
+    let Some(dir) = &project.dir else {
+        return Ok(());
+    };
+    let dir = dir.join("checkpoints");
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for cp in cps {
+        write_atomically(&dir.join(format!("{}.json", cp.id)), cp.json.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// The files of checkpoints an engine action just created.
+pub fn write_checkpoints(project: &Project, m: &ProjectMemory, cps: &[Checkpoint]) -> Result<()> {
+    let stored: Vec<StoredCheckpoint> = cps
+        .iter()
+        .map(|c| m.store().checkpoint(&c.id))
+        .collect::<Result<_, _>>()?;
+    write_stored_checkpoints(project, &stored)
 }
 
 /// `sessions/session_<id>.md` while a session is live;

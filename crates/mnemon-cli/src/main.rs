@@ -43,6 +43,10 @@ fn main() -> ExitCode {
             commands::doc::show(g, kind, *version)
         }
         Command::Export => commands::doc::export(g),
+        Command::Checkpoint(c) => commands::checkpoint::run(g, c),
+        Command::Compact(a) => commands::checkpoint::compact(g, a),
+        Command::Refresh(a) => commands::checkpoint::refresh(g, a),
+        Command::ReportUsage(a) => commands::checkpoint::report_usage(g, a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -169,10 +169,15 @@ impl mnemon_core::memory::Clock for SystemClock {
 pub const DB_NAME: &str = "mnemon.db";
 
 pub type ProjectMemory = mnemon_core::memory::Memory<mnemon_sqlite::SqliteStore>;
+pub type ProjectEngine = mnemon_core::engine::Engine<mnemon_sqlite::SqliteStore>;
 
 impl Project {
     /// The project's memory: its store, tokenizer, clock and profile.
     pub fn memory(&self, agent: Option<&str>) -> Result<ProjectMemory> {
+        Ok(self.memory_and_setup(agent)?.0)
+    }
+
+    fn memory_and_setup(&self, agent: Option<&str>) -> Result<(ProjectMemory, Setup)> {
         let Some(dir) = &self.dir else {
             bail!(
                 "no {DIR_NAME}/ here or in any parent directory; run `mnemon init` in your project first"
@@ -189,12 +194,26 @@ impl Project {
         let agent = agent
             .map(str::to_string)
             .or_else(|| std::env::var("MNEMON_AGENT").ok());
-        Ok(mnemon_core::memory::Memory::new(
+        let memory = mnemon_core::memory::Memory::new(
             store,
             counter,
             std::sync::Arc::new(SystemClock::from_env()?),
             agent.as_deref(),
             limits,
-        ))
+        );
+        Ok((memory, setup))
+    }
+
+    /// The engine over the project's memory: window accounting, zone
+    /// actions, checkpoints.
+    pub fn engine(&self, agent: Option<&str>) -> Result<ProjectEngine> {
+        let (memory, setup) = self.memory_and_setup(agent)?;
+        let model = setup
+            .model
+            .as_ref()
+            .map_or_else(|| "default".to_string(), |m| m.id.clone());
+        let mut cfg = mnemon_core::engine::EngineConfig::new(setup.window, setup.profile, &model);
+        cfg.keep_versions = self.load_config()?.config.episodic.keep_versions;
+        Ok(mnemon_core::engine::Engine::new(memory, cfg))
     }
 }

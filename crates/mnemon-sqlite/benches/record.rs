@@ -5,29 +5,15 @@
 //!
 //! Run: `cargo bench -p mnemon-sqlite --bench record [-- N]` (N defaults to 100000).
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
+
+#[path = "support.rs"]
+mod support;
+use support::report;
 
 use mnemon_core::memory::NewOperation;
 use mnemon_sqlite::SqliteStore;
 use serde_json::json;
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
-}
-
-fn report(name: &str, mut times: Vec<Duration>) -> Duration {
-    times.sort();
-    let (p50, p95, p99) = (
-        percentile(&times, 0.50),
-        percentile(&times, 0.95),
-        percentile(&times, 0.99),
-    );
-    println!(
-        "{name:<28} p50 {p50:>9.3?}  p95 {p95:>9.3?}  p99 {p99:>9.3?}  max {:>9.3?}",
-        times[times.len() - 1]
-    );
-    p95
-}
 
 fn payload(i: usize) -> serde_json::Value {
     json!({

@@ -24,8 +24,8 @@ pub fn record(g: &Global, a: &RecordArgs) -> Result<()> {
         .transpose()
         .map_err(anyhow::Error::msg)?;
     let project = Project::find(g.dir.as_deref())?;
-    let m = project.memory(a.agent.agent.as_deref())?;
-    let op = m.record(NewOperation {
+    let e = project.engine(a.agent.agent.as_deref())?;
+    let out = e.record(NewOperation {
         kind: a.kind.clone(),
         data,
         tokens: a.tokens,
@@ -33,9 +33,10 @@ pub fn record(g: &Global, a: &RecordArgs) -> Result<()> {
         agent: a.agent.agent.clone(),
         status: a.status.clone(),
     })?;
-    crate::files::refresh_views(&project, &m)?;
+    crate::commands::checkpoint::after(&project, &e, g, &out)?;
+    let op = &out.value;
     if g.json {
-        return json(&op);
+        return json(&with_engine(op, &out)?);
     }
     let pinned = if op.pinned { ", pinned" } else { "" };
     anstream::println!(
@@ -64,16 +65,17 @@ pub fn message(g: &Global, a: &MessageArgs) -> Result<()> {
         bail!("the message is empty; give its text as an argument or on standard input");
     }
     let project = Project::find(g.dir.as_deref())?;
-    let m = project.memory(a.agent.agent.as_deref())?;
-    let msg = m.message(NewMessage {
+    let e = project.engine(a.agent.agent.as_deref())?;
+    let out = e.message(NewMessage {
         role,
         content,
         agent: a.agent.agent.clone(),
         tokens: None,
     })?;
-    crate::files::refresh_views(&project, &m)?;
+    crate::commands::checkpoint::after(&project, &e, g, &out)?;
+    let msg = &out.value;
     if g.json {
-        return json(&msg);
+        return json(&with_engine(msg, &out)?);
     }
     anstream::println!(
         "{BOLD}recorded{BOLD:#} {} message {}  {DIM}({} tokens, importance {:.2}{}){DIM:#}",
@@ -130,6 +132,21 @@ fn print_op(op: &Operation) {
 }
 
 /// The first 13 characters of a UUIDv7 (its time part) find it again.
+/// The stored record with what the engine did (`events`) and the window
+/// after it (`window`, `epoch`), for scripts that track usage.
+fn with_engine<T: serde::Serialize, U>(
+    value: &T,
+    out: &mnemon_core::engine::Outcome<U>,
+) -> Result<serde_json::Value> {
+    let mut v = serde_json::to_value(value)?;
+    if let Some(obj) = v.as_object_mut() {
+        obj.insert("events".into(), serde_json::to_value(&out.events)?);
+        obj.insert("window".into(), serde_json::to_value(&out.status.window)?);
+        obj.insert("epoch".into(), out.status.epoch.into());
+    }
+    Ok(v)
+}
+
 pub fn short(id: &str) -> &str {
     &id[..id.len().min(13)]
 }

@@ -1,5 +1,6 @@
 //! One file per subcommand.
 
+pub mod checkpoint;
 pub mod config;
 pub mod decision;
 pub mod doc;

@@ -25,13 +25,34 @@ pub fn run(g: &Global, c: &SessionCommand) -> Result<()> {
             }
         }
         SessionCommand::End { id, agent } => {
-            let m = project.memory(agent.agent.as_deref())?;
-            let s = m.end_session(id.as_deref())?;
-            {
-                crate::files::write_session(&project, &m, &s.id)?;
-                crate::files::refresh_views(&project, &m)?;
-                show_one(g, "ended", &s)
+            let e = project.engine(agent.agent.as_deref())?;
+            let m = e.memory();
+            let active = m.store().active_session(m.agent())?;
+            let own = match (id, &active) {
+                (None, _) => true,
+                (Some(id), Some(a)) => m.store().session(id)?.id == a.id,
+                (Some(_), None) => false,
+            };
+            if !own {
+                // Another agent's or an inactive session: just mark it ended.
+                let s = m.end_session(id.as_deref())?;
+                crate::files::write_session(&project, m, &s.id)?;
+                crate::files::refresh_views(&project, m)?;
+                return show_one(g, "ended", &s);
             }
+            let out = e.end_session()?;
+            crate::files::write_session(&project, m, &out.value.session_id)?;
+            crate::commands::checkpoint::after(&project, &e, g, &out)?;
+            if g.json {
+                return json(&out);
+            }
+            anstream::println!(
+                "{BOLD}ended and archived{BOLD:#} session {}",
+                crate::commands::log::short(&out.value.session_id)
+            );
+            let s = m.store().session(&out.value.session_id)?;
+            anstream::print!("{}", s.summary.unwrap_or_default());
+            Ok(())
         }
         SessionCommand::Archive { id, title, agent } => {
             let m = project.memory(agent.agent.as_deref())?;

@@ -14,10 +14,27 @@ pub fn run(g: &Global, args: &StatusArgs) -> Result<()> {
     let loaded = project.load_config()?;
     let setup = project.setup(loaded, args.model.as_deref())?;
     let counter = project.counter(&setup.tokenizer)?;
-    // Until something is recorded, nothing occupies the live context.
-    let (used, usage_source) = match args.used {
-        Some(n) => (n, "given"),
-        None => (0, "nothing recorded yet"),
+    // The live context as the engine accounts for it, unless a usage is
+    // given to evaluate, or there is no project to read it from.
+    let engine = match (args.used, &project.dir, &args.model) {
+        (None, Some(_), None) => {
+            let e = project.engine(None)?;
+            Some(e.status()?)
+        }
+        _ => None,
+    };
+    let (used, usage_source) = match (args.used, &engine) {
+        (Some(n), _) => (n, "given"),
+        (None, Some(s)) if s.reported.is_some() => (s.window.used, "provider report + added since"),
+        (None, Some(s)) if s.calibration_samples > 0 => {
+            (s.window.used, "baseline + added, calibrated")
+        }
+        (None, Some(_)) => (0, "baseline + added"),
+        (None, None) => (0, "no project: nothing recorded"),
+    };
+    let used = match (&engine, args.used) {
+        (Some(s), None) => s.window.used,
+        _ => used,
     };
     let status = setup.window.status(used);
     let project_dir = project.dir.as_deref().map(display_path);
@@ -30,6 +47,7 @@ pub fn run(g: &Global, args: &StatusArgs) -> Result<()> {
             "tokenizer": { "name": counter.name(), "exact": counter.is_exact() },
             "chat_format": { "name": setup.chat_format_name, "format": setup.chat_format },
             "usage_source": usage_source,
+            "engine": engine,
             "window": status,
             "recommended_action": status.action,
             "profile": { "name": setup.profile.name, "source": setup.profile_source, "parameters": setup.profile },
@@ -106,6 +124,42 @@ pub fn run(g: &Global, args: &StatusArgs) -> Result<()> {
             status.action
         ),
     );
+    if let Some(s) = &engine {
+        line(
+            "epoch",
+            format!(
+                "{}: baseline {} + added {} = {} local tokens{}  {DIM}({} refreshes){DIM:#}",
+                s.epoch,
+                thousands(s.baseline),
+                thousands(s.added),
+                thousands(s.local_usage),
+                if s.calibration_samples > 0 {
+                    format!(
+                        " × calibration {:.3} ({} reports)",
+                        s.calibration, s.calibration_samples
+                    )
+                } else {
+                    String::new()
+                },
+                s.refreshes
+            ),
+        );
+        line(
+            "working",
+            format!(
+                "{} operations in working memory",
+                s.working_memory_operations
+            ),
+        );
+        line(
+            "checkpoint",
+            match (&s.last_checkpoint, s.last_checkpoint_at) {
+                (Some(id), Some(at)) => format!("{id}  {DIM}({}){DIM:#}", at.rfc3339()),
+                (Some(id), None) => id.clone(),
+                _ => "none yet".to_string(),
+            },
+        );
+    }
     let t = status.thresholds;
     line(
         "thresholds",
