@@ -35,7 +35,7 @@ const TOPICS: &[&str] = &[
 ];
 
 fn op(i: usize) -> NewOperation {
-    let pinned = i % 25 == 0;
+    let pinned = i.is_multiple_of(25);
     NewOperation {
         kind: if pinned { "decision" } else { "task_execution" }.into(),
         data: json!({

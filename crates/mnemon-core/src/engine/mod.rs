@@ -16,6 +16,8 @@
 
 mod actions;
 pub mod checkpoint;
+mod checkpointing;
+mod ending;
 pub mod live;
 mod state;
 mod store;
@@ -25,8 +27,9 @@ use std::sync::{Mutex, MutexGuard};
 
 use serde::Serialize;
 
-pub use actions::{Compaction, Resumed};
 pub use checkpoint::{Checkpoint, CheckpointError};
+pub use checkpointing::Resumed;
+pub use ending::Compaction;
 pub use live::{LiveCaps, LiveContext};
 pub use state::{ACTION_KIND, Calibration, EngineState, LiveTotals};
 pub use store::{
