@@ -245,6 +245,18 @@ fn every_profile_stays_below_the_emergency_line_and_keeps_pinned_items() {
                 if window <= 16_384 {
                     assert!(refreshes(&events) > 0, "window {window} never refreshed");
                 }
+                let checkpoints = events
+                    .iter()
+                    .filter(|ev| matches!(ev, EngineEvent::CheckpointCreated { .. }))
+                    .count();
+                let s = e.status().unwrap();
+                eprintln!(
+                    "window {window}: {} refreshes, {checkpoints} checkpoints, final usage {} ({:.1} %), epoch {}",
+                    refreshes(&events),
+                    s.window.used,
+                    s.window.fraction * 100.0,
+                    s.epoch
+                );
             });
         }
     });
