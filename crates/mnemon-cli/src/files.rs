@@ -170,6 +170,7 @@ pub fn write_session(project: &Project, m: &ProjectMemory, session_id: &str) -> 
         || "project".to_string(),
         |n| n.to_string_lossy().to_string(),
     );
+    let compaction = m.store().last_compaction(&session.id, "session_log")?;
     let text = render(
         &session,
         &ops,
@@ -181,6 +182,9 @@ pub fn write_session(project: &Project, m: &ProjectMemory, session_id: &str) -> 
             blocked: &blocked,
             recent_decisions: &decisions,
             next_steps: &next,
+            compacted: compaction
+                .as_ref()
+                .map(|c| (c.summary.as_str(), c.through_op_seq)),
         },
     );
     let sessions = dir.join("sessions");

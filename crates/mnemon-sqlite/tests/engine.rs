@@ -396,6 +396,33 @@ fn acceptance_4_session_log_compressed_at_its_threshold() {
             "critical operation not verbatim: {text}"
         );
     }
+    // The session document itself: the compacted history replaces the
+    // operations it covers.
+    use mnemon_core::memory::session_log::{SessionLogContext, render};
+    use mnemon_core::tokens::{Encoding, OpenAiBpe, TokenCounter};
+    let store = e.memory().store();
+    let session = e.memory().current_session().unwrap();
+    let mut ops = store.operations_after(&session.id, 0, usize::MAX).unwrap();
+    ops.reverse();
+    let ops: Vec<_> = ops
+        .into_iter()
+        .filter(|o| o.seq <= record.through_op_seq)
+        .collect();
+    let c = OpenAiBpe::new(Encoding::Cl100kBase);
+    let full = c.count(&render(&session, &ops, &SessionLogContext::default()));
+    let compacted = c.count(&render(
+        &session,
+        &ops,
+        &SessionLogContext {
+            compacted: Some((&record.summary, record.through_op_seq)),
+            ..SessionLogContext::default()
+        },
+    ));
+    assert!(full >= 40_000, "{full}");
+    assert!(
+        compacted * 10 <= full * 7,
+        "session document {compacted} of {full} tokens"
+    );
 }
 
 #[test]
@@ -854,4 +881,107 @@ proptest::proptest! {
         e.resume(&cp).unwrap();
         proptest::prop_assert_eq!(&observed(&e), &expected);
     }
+}
+
+#[test]
+fn too_large_an_item_is_refused_with_the_room_available() {
+    let e = fresh(4_096);
+    run(&e, 5, 10);
+    let err = e
+        .record(NewOperation {
+            kind: "nl_command".into(),
+            data: json!("x"),
+            tokens: Some(5_000),
+            ..NewOperation::default()
+        })
+        .unwrap_err();
+    assert!(
+        matches!(err, EngineError::TooLarge { tokens: 5_000, .. }),
+        "{err}"
+    );
+    // Nothing was stored for it.
+    assert!(
+        e.memory()
+            .store()
+            .operations(&OperationQuery::default())
+            .unwrap()
+            .iter()
+            .all(|o| o.tokens != 5_000)
+    );
+}
+
+#[test]
+fn one_engine_shared_by_threads_and_several_engines_on_one_file() {
+    // One engine, four writers and two readers.
+    let e = Arc::new(fresh(8_192));
+    let emergency = e.config().window.token_thresholds().emergency_from;
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let e = e.clone();
+            s.spawn(move || {
+                let mut rng = Lcg(t);
+                for i in 0..100 {
+                    e.record(mixed(i, &mut rng, 60).0).unwrap();
+                }
+            });
+        }
+        for _ in 0..2 {
+            let e = e.clone();
+            s.spawn(move || {
+                for _ in 0..100 {
+                    assert!(e.status().unwrap().window.used < emergency);
+                }
+            });
+        }
+    });
+    let ops = e
+        .memory()
+        .store()
+        .operations(&OperationQuery::default())
+        .unwrap();
+    assert_eq!(
+        ops.iter().filter(|o| o.kind != "context_action").count(),
+        400
+    );
+
+    // Four engines on one database file, as four processes would be: the
+    // compare-and-set on the engine state keeps their accounting whole.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnemon.db");
+    SqliteStore::open(&path).unwrap();
+    std::thread::scope(|s| {
+        for t in 0..4u64 {
+            let path = path.clone();
+            s.spawn(move || {
+                let e = engine(
+                    SqliteStore::open(&path).unwrap(),
+                    8_192,
+                    SteppingClock::starting(T0),
+                    "shared",
+                );
+                let mut rng = Lcg(t);
+                for i in 0..100 {
+                    let out = e.record(mixed(i, &mut rng, 60).0).unwrap();
+                    assert!(out.status.window.used < emergency);
+                }
+            });
+        }
+    });
+    let e = engine(
+        SqliteStore::open(&path).unwrap(),
+        8_192,
+        SteppingClock::starting(T0),
+        "shared",
+    );
+    let s = e.status().unwrap();
+    assert!(s.window.used < emergency && s.refreshes >= 1, "{s:?}");
+    let ops = e
+        .memory()
+        .store()
+        .operations(&OperationQuery::default())
+        .unwrap();
+    assert_eq!(
+        ops.iter().filter(|o| o.kind != "context_action").count(),
+        400
+    );
 }

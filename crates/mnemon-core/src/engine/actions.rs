@@ -103,9 +103,7 @@ impl<S: EngineStore> Engine<S> {
         c.at = self.now();
         c.keep_versions = self.cfg.keep_versions;
         self.store().commit(&c).map_err(|e| match e {
-            StoreError::Invalid(m) if m.starts_with(STATE_CONFLICT) => EngineError::Invalid(
-                format!("{m}: another process changed the context at the same moment; retry"),
-            ),
+            StoreError::Invalid(m) if m.starts_with(STATE_CONFLICT) => EngineError::Conflict(m),
             e => e.into(),
         })
     }

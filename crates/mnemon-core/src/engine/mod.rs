@@ -63,7 +63,16 @@ pub enum EngineError {
     },
     #[error("{0}")]
     Invalid(String),
+    /// Another writer (usually another process) moved the engine state
+    /// between this action's read and its commit; nothing was written.
+    #[error(
+        "{0}: another process changed the context at the same moment; nothing was written, retry"
+    )]
+    Conflict(String),
 }
+
+/// How often an action is re-evaluated after losing a compare-and-set race.
+const CONFLICT_RETRIES: usize = 8;
 
 /// What the engine needs to know about the model and profile.
 #[derive(Debug, Clone)]
@@ -389,19 +398,37 @@ impl<S: EngineStore> Engine<S> {
         let mut events = Vec::new();
         let mut checkpoints = Vec::new();
         let session = self.memory.current_session()?;
-        let mut v = self.view()?;
-        if v.state.session_id.as_deref() != Some(&session.id) {
-            self.begin_session_epoch(&mut v, &session)?;
-            events.push(EngineEvent::SessionStarted {
-                session_id: session.id.clone(),
-            });
-            v = self.view()?;
-        }
-        // At the emergency line nothing more enters the live context
-        // before a refresh.
         let w = &self.cfg.window;
+        let mut attempt = 0;
+        let mut refreshed = false;
+        let mut v = loop {
+            let mut v = self.view()?;
+            let step = if v.state.session_id.as_deref() != Some(&session.id) {
+                self.begin_session_epoch(&mut v, &session).map(|()| {
+                    events.push(EngineEvent::SessionStarted {
+                        session_id: session.id.clone(),
+                    });
+                    true
+                })
+            } else if !refreshed && w.is_emergency(v.used() + v.calibration.apply(tokens)) {
+                // At the emergency line nothing more enters the live
+                // context before a refresh.
+                self.refresh_locked("emergency_95pct", &mut events, &mut checkpoints)
+                    .map(|()| {
+                        refreshed = true;
+                        true
+                    })
+            } else {
+                Ok(false)
+            };
+            match step {
+                Ok(false) => break v,
+                Ok(true) => {}
+                Err(EngineError::Conflict(_)) if attempt < CONFLICT_RETRIES => attempt += 1,
+                Err(e) => return Err(e),
+            }
+        };
         if w.is_emergency(v.used() + v.calibration.apply(tokens)) {
-            self.refresh_locked("emergency_95pct", &mut events, &mut checkpoints)?;
             v = self.view()?;
             let room = w
                 .token_thresholds()
@@ -416,8 +443,17 @@ impl<S: EngineStore> Engine<S> {
             }
         }
         let value = write(&self.memory)?;
-        let v = self.view()?;
-        self.after_write(v, phase, &mut events, &mut checkpoints)?;
+        // The write is durable; what remains is acting on it. If another
+        // process moved the state meanwhile, look again: it may already
+        // have done what was needed.
+        let mut attempt = 0;
+        loop {
+            let v = self.view()?;
+            match self.after_write(v, phase, &mut events, &mut checkpoints) {
+                Err(EngineError::Conflict(_)) if attempt < CONFLICT_RETRIES => attempt += 1,
+                other => break other?,
+            }
+        }
         let v = self.view()?;
         let wm = self.working_memory_of(&v)?;
         Ok(Outcome {

@@ -20,6 +20,9 @@ pub struct SessionLogContext<'a> {
     pub blocked: &'a [Entity],
     pub recent_decisions: &'a [DecisionRecord],
     pub next_steps: &'a [Entity],
+    /// The latest session-log compaction: its summary stands in for every
+    /// operation up to the log position, which stay in the store.
+    pub compacted: Option<(&'a str, i64)>,
 }
 
 /// `nl_command` → "NL Command", `task_execution` → "Task Execution".
@@ -80,7 +83,16 @@ pub fn render(session: &Session, operations: &[Operation], cx: &SessionLogContex
         md.push_str(&format!("**Title**: {t}\n"));
     }
     md.push_str("\n---\n\n## Operations Log\n");
-    for op in operations {
+    let mut through = i64::MIN;
+    if let Some((summary, seq)) = cx.compacted {
+        through = seq;
+        let n = operations.iter().filter(|o| o.seq <= seq).count();
+        md.push_str(&format!(
+            "\n### Compacted history ({n} operations; originals in the store, `mnemon recent --session {}`)\n{summary}\n",
+            session.id
+        ));
+    }
+    for op in operations.iter().filter(|o| o.seq > through) {
         let title = op
             .data
             .get("title")
