@@ -91,6 +91,71 @@ pub enum Command {
     Refresh(AgentArg),
     /// Tell mnemon the prompt tokens your provider reported for the live context.
     ReportUsage(ReportUsageArgs),
+    /// The best context that fits a token budget exactly: what to send your LLM.
+    Context(ContextArgs),
+    /// Search every tier: operations, messages, decisions, hot context, entities, documents.
+    Search(SearchArgs),
+    /// Measure evidence recall under token budgets, or generate a dataset.
+    #[command(subcommand)]
+    Eval(EvalCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EvalCommand {
+    /// Evidence recall of mnemon and two baselines at several budgets.
+    Recall {
+        /// A dataset in BRIEF §8's JSON shape.
+        #[arg(long, value_name = "FILE")]
+        data: std::path::PathBuf,
+        #[arg(long, value_delimiter = ',', default_values_t = [1_000u64, 2_000, 4_000, 8_000, 16_000], value_name = "N,N,...")]
+        budgets: Vec<u64>,
+        /// The window conversations are ingested at (small, so refreshes happen).
+        #[arg(long, default_value_t = 2_048, value_name = "TOKENS")]
+        window: u64,
+        #[arg(long, default_value = "qa", value_name = "PRESET")]
+        preset: String,
+    },
+    /// Write a synthetic dataset with planted facts.
+    Synth {
+        #[arg(long, value_name = "FILE")]
+        out: std::path::PathBuf,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, default_value_t = 4, value_name = "N")]
+        conversations: usize,
+        #[arg(long, default_value_t = 12, value_name = "N")]
+        sessions: usize,
+        /// Filler turns per session (facts are added to these).
+        #[arg(long, default_value_t = 60, value_name = "N")]
+        turns: usize,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ContextArgs {
+    /// Tokens the context may use (default: the preset's, else what the window has left).
+    #[arg(long, value_name = "TOKENS")]
+    pub budget: Option<u64>,
+    /// tiers, conversation, router, planner, phase:planning, phase:execution, phase:validation.
+    #[arg(long, default_value = "tiers", value_name = "PRESET")]
+    pub preset: String,
+    /// Fill the fragments section with what best matches this.
+    #[arg(long, value_name = "TEXT")]
+    pub query: Option<String>,
+    /// markdown, json (sections, items, ids, tokens, scores) or messages (OpenAI chat).
+    #[arg(long, default_value = "markdown", value_parser = ["markdown", "json", "messages"], value_name = "FORMAT")]
+    pub format: String,
+    #[command(flatten)]
+    pub agent: AgentArg,
+}
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// Words to look for; any may match, more matches rank higher.
+    #[arg(value_name = "QUERY")]
+    pub query: String,
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub limit: usize,
 }
 
 #[derive(Debug, Subcommand)]

@@ -47,6 +47,9 @@ fn main() -> ExitCode {
         Command::Compact(a) => commands::checkpoint::compact(g, a),
         Command::Refresh(a) => commands::checkpoint::refresh(g, a),
         Command::ReportUsage(a) => commands::checkpoint::report_usage(g, a),
+        Command::Context(a) => commands::context::context(g, a),
+        Command::Search(a) => commands::context::search(g, a),
+        Command::Eval(c) => commands::eval::run(g, c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

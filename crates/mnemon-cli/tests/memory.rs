@@ -591,3 +591,129 @@ fn engine_commands_checkpoint_resume_compact_and_end() {
             >= 1
     );
 }
+
+/// Replaces UUIDs (ids change every run) with `<id>`.
+fn redact(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < s.len() {
+        let is_uuid = i + 36 <= b.len()
+            && b[i..i + 36].iter().enumerate().all(|(k, c)| {
+                if [8, 13, 18, 23].contains(&k) {
+                    *c == b'-'
+                } else {
+                    c.is_ascii_hexdigit()
+                }
+            });
+        if is_uuid {
+            out.push_str("<id>");
+            i += 36;
+        } else {
+            let ch = s[i..].chars().next().expect("in bounds");
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    out
+}
+
+#[test]
+fn context_presets_budgets_formats_and_search() {
+    let tmp = project();
+    let d = tmp.path();
+    ok(d, &["goal", "add", "Ship user authentication"]);
+    ok(d, &["constraint", "add", "No new runtime dependencies"]);
+    for (kind, text) in [
+        ("nl_command", "Create an epic for user authentication"),
+        (
+            "task_execution",
+            "Implemented password hashing with bcrypt and a per-user salt",
+        ),
+        ("validation", "Login tests passed: 42 of 42"),
+        (
+            "error",
+            "Signup failed: the email normaliser rejected plus addresses",
+        ),
+    ] {
+        let data = format!("{{\"text\": \"{text}\"}}");
+        ok(d, &["record", "--type", kind, "--data", &data]);
+    }
+    ok(
+        d,
+        &[
+            "message",
+            "--role",
+            "user",
+            "Why did signup fail yesterday?",
+        ],
+    );
+    for preset in [
+        "tiers",
+        "qa",
+        "conversation",
+        "router",
+        "planner",
+        "phase:planning",
+        "phase:execution",
+        "phase:validation",
+    ] {
+        let out = ok(
+            d,
+            &[
+                "context",
+                "--preset",
+                preset,
+                "--budget",
+                "400",
+                "--query",
+                "signup email",
+            ],
+        );
+        insta::assert_snapshot!(
+            format!("context_{}", preset.replace(':', "_")),
+            redact(&out)
+        );
+        let j = json(
+            d,
+            &[
+                "context", "--preset", preset, "--budget", "400", "--query", "signup", "--format",
+                "json",
+            ],
+        );
+        assert!(j["tokens"].as_u64().unwrap() <= 400, "{preset}: {j}");
+    }
+    // The messages format counts chat framing within the budget.
+    let m = json(
+        d,
+        &[
+            "context",
+            "--preset",
+            "conversation",
+            "--budget",
+            "120",
+            "--format",
+            "messages",
+        ],
+    );
+    assert!(m.as_array().unwrap().iter().any(|x| x["role"] == "user"));
+    // Too small for the required hot context: says what it needs.
+    let o = mnemon(d, &["context", "--budget", "5"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("need") && err.contains("hot_context"), "{err}");
+    // Search across tiers.
+    let hits = json(d, &["search", "signup", "--json"]);
+    let ids: Vec<&str> = hits
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        ids.iter().any(|i| i.starts_with('o')) && ids.iter().any(|i| i.starts_with('m')),
+        "{ids:?}"
+    );
+    let hot = json(d, &["search", "dependencies", "--json"]);
+    assert!(hot[0]["id"].as_str().unwrap().starts_with("hot:"), "{hot}");
+}

@@ -12,9 +12,11 @@
 //! every rule here is testable in isolation and the same on every backend.
 //! `tests/no_io.rs` enforces this.
 
+pub mod assemble;
 pub mod compress;
 pub mod config;
 pub mod engine;
+pub mod eval;
 pub mod importance;
 pub mod memory;
 pub mod models;

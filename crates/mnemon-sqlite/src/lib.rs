@@ -18,6 +18,7 @@ mod error;
 mod hot;
 mod log;
 mod migrate;
+mod search;
 mod sessions;
 
 use std::path::Path;

@@ -23,6 +23,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../migrations/0004_documents.sql"),
     ),
     (5, "engine", include_str!("../migrations/0005_engine.sql")),
+    (6, "search", include_str!("../migrations/0006_search.sql")),
 ];
 
 /// The schema version this build writes.

@@ -2,8 +2,10 @@
 
 pub mod checkpoint;
 pub mod config;
+pub mod context;
 pub mod decision;
 pub mod doc;
+pub mod eval;
 pub mod hot;
 pub mod init;
 pub mod log;

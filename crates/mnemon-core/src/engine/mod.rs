@@ -17,6 +17,7 @@
 mod actions;
 pub mod checkpoint;
 mod checkpointing;
+mod context;
 mod ending;
 pub mod live;
 mod state;
@@ -29,6 +30,7 @@ use serde::Serialize;
 
 pub use checkpoint::{Checkpoint, CheckpointError};
 pub use checkpointing::Resumed;
+pub use context::ContextRequest;
 pub use ending::Compaction;
 pub use live::{LiveCaps, LiveContext};
 pub use state::{ACTION_KIND, Calibration, EngineState, LiveTotals};
@@ -53,6 +55,8 @@ pub enum EngineError {
     Checkpoint(#[from] CheckpointError),
     #[error(transparent)]
     Compress(#[from] CompressError),
+    #[error(transparent)]
+    Assemble(#[from] crate::assemble::AssembleError),
     #[error(
         "this item is {tokens} tokens, but the live context has room for {room} even after a refresh (effective window {effective_max}). Store large content as a file and record a reference, or use a model with a larger window"
     )]

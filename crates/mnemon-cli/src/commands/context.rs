@@ -1,0 +1,68 @@
+//! `mnemon context` (what to send) and `mnemon search` (across every tier).
+
+use anyhow::Result;
+use mnemon_core::assemble::{BudgetPlan, Format};
+use mnemon_core::engine::ContextRequest;
+
+use crate::cli::{ContextArgs, Global, SearchArgs};
+use crate::output::{BOLD, DIM, json, thousands};
+use crate::project::Project;
+
+pub fn context(g: &Global, a: &ContextArgs) -> Result<()> {
+    let format: Format = a.format.parse().map_err(anyhow::Error::msg)?;
+    let plan = BudgetPlan::preset(&a.preset)?;
+    let project = Project::find(g.dir.as_deref())?;
+    let setup = project.setup(project.load_config()?, None)?;
+    let e = project.engine(a.agent.agent.as_deref())?;
+    let out = e.context(&ContextRequest {
+        plan,
+        budget: a.budget,
+        query: a.query.clone(),
+        format,
+        chat: setup.chat_format,
+    })?;
+    if g.json || format == Format::Json {
+        return json(&out);
+    }
+    if format == Format::Messages {
+        return json(&out.messages);
+    }
+    anstream::println!("{}", out.text);
+    let sections: Vec<String> = out
+        .sections
+        .iter()
+        .map(|s| format!("{} {}", s.kind.name(), thousands(s.tokens)))
+        .collect();
+    anstream::eprintln!(
+        "{DIM}{} / {} tokens ({}, plan {}): {}{DIM:#}",
+        thousands(out.tokens),
+        thousands(out.budget),
+        e.memory().counter().name(),
+        out.plan,
+        sections.join(", ")
+    );
+    Ok(())
+}
+
+pub fn search(g: &Global, a: &SearchArgs) -> Result<()> {
+    let project = Project::find(g.dir.as_deref())?;
+    let e = project.engine(None)?;
+    let hits = e.search(&a.query, a.limit)?;
+    if g.json {
+        return json(&hits);
+    }
+    if hits.is_empty() {
+        anstream::println!("nothing matches `{}`", a.query);
+    }
+    for h in &hits {
+        let text: String = h.hit.text.replace('\n', " ").chars().take(160).collect();
+        anstream::println!(
+            "{BOLD}{:<12}{BOLD:#} {:.3}  {DIM}{:?} {}{DIM:#}  {text}",
+            h.hit.id,
+            h.score,
+            h.hit.source,
+            h.hit.at.datetime().format("%Y-%m-%d %H:%M")
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,157 @@
+//! Turning memory into candidates, each section in its order of preference.
+
+use super::Candidate;
+use crate::engine::live::operation_line;
+use crate::memory::{DecisionRecord, Entity, HotContext, Message, Operation};
+
+/// The hot context as one candidate: it is included whole or not at all.
+pub fn hot(h: &HotContext) -> Vec<Candidate> {
+    if h.items.is_empty() {
+        return Vec::new();
+    }
+    vec![Candidate {
+        id: format!("hot@{}", h.version),
+        provenance: h.items.iter().map(|i| i.id.clone()).collect(),
+        text: h.to_markdown().trim_end().to_string(),
+        score: 1.0,
+        order: 0,
+        role: None,
+    }]
+}
+
+/// Operations, newest preferred, shown oldest first.
+pub fn operations(newest_first: &[Operation]) -> Vec<Candidate> {
+    newest_first
+        .iter()
+        .map(|o| Candidate {
+            id: format!("o{}", o.seq),
+            provenance: Vec::new(),
+            text: operation_line(o),
+            score: o.importance,
+            order: o.seq,
+            role: None,
+        })
+        .collect()
+}
+
+/// Messages, newest preferred, shown oldest first.
+pub fn messages(newest_first: &[Message]) -> Vec<Candidate> {
+    newest_first
+        .iter()
+        .map(|m| Candidate {
+            id: format!("m{}", m.seq),
+            provenance: Vec::new(),
+            text: m.content.clone(),
+            score: m.importance,
+            order: m.seq,
+            role: Some(m.role),
+        })
+        .collect()
+}
+
+/// A document split at its `## ` headings; the top blocks are preferred.
+pub fn document(name: &str, text: &str) -> Vec<Candidate> {
+    let mut blocks: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if line.starts_with("## ") || blocks.is_empty() {
+            blocks.push(String::new());
+        }
+        let b = blocks.last_mut().expect("pushed above");
+        if !b.is_empty() {
+            b.push('\n');
+        }
+        b.push_str(line);
+    }
+    blocks
+        .into_iter()
+        .map(|b| b.trim_end().to_string())
+        .filter(|b| !b.trim().is_empty())
+        .enumerate()
+        .map(|(i, text)| Candidate {
+            id: format!("{name}#{i}"),
+            provenance: vec![name.to_string()],
+            text,
+            score: 1.0,
+            order: i as i64,
+            role: None,
+        })
+        .collect()
+}
+
+/// Summary lines, newest preferred, shown in order.
+pub fn summary(text: &str) -> Vec<Candidate> {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, l)| Candidate {
+            id: format!("summary#{i}"),
+            provenance: crate::compress::Line::parse(l, i as i64)
+                .map(|l| l.sources)
+                .unwrap_or_default(),
+            text: l.to_string(),
+            score: 0.5,
+            order: i as i64,
+            role: None,
+        })
+        .collect()
+}
+
+/// Decision records, newest preferred.
+pub fn decisions(newest_first: &[DecisionRecord]) -> Vec<Candidate> {
+    newest_first
+        .iter()
+        .enumerate()
+        .map(|(i, d)| Candidate {
+            id: d.id.clone(),
+            provenance: Vec::new(),
+            text: format!(
+                "- {} {} ({}): {}",
+                d.id,
+                d.title,
+                d.status.name(),
+                d.decision
+            ),
+            score: 1.0,
+            order: -(i as i64),
+            role: None,
+        })
+        .collect()
+}
+
+/// Entities, most urgent preferred.
+pub fn entities(most_urgent_first: &[Entity]) -> Vec<Candidate> {
+    most_urgent_first
+        .iter()
+        .map(|e| Candidate {
+            id: format!("#{}", e.number),
+            provenance: Vec::new(),
+            text: format!(
+                "- {} ({}, priority {})",
+                e.label(),
+                e.status.name(),
+                e.priority
+            ),
+            score: 1.0 - e.priority as f64 / 10.0,
+            order: e.number as i64,
+            role: None,
+        })
+        .collect()
+}
+
+/// Retrieved fragments, best first.
+pub fn fragments(ranked: &[super::retrieve::Ranked]) -> Vec<Candidate> {
+    ranked
+        .iter()
+        .enumerate()
+        .map(|(i, r)| Candidate {
+            id: r.hit.id.clone(),
+            provenance: Vec::new(),
+            text: format!("- [{}] {}", r.hit.id, r.hit.text.replace('\n', " ")),
+            score: r.score,
+            order: i as i64,
+            role: None,
+        })
+        .collect()
+}

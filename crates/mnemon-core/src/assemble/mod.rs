@@ -1,0 +1,348 @@
+//! Context assembly: the best context that fits one exact token budget.
+//!
+//! One allocator serves every tier. A [`BudgetPlan`] lists sections with a
+//! priority, a share and whether they are required; each section offers
+//! [`Candidate`]s in its own order of preference (newest operations first,
+//! best-ranked fragments first, a document's sections top down). The
+//! allocator fills required sections whole, then each section up to its
+//! share in priority order, then lets unused space flow to the others by
+//! priority. The result is rendered and counted with the target model's
+//! tokenizer (chat framing included for the messages format); while it is
+//! over budget the last item added is taken out again, so the context never
+//! exceeds the budget by a single token. No candidate id appears twice.
+
+pub mod candidates;
+mod plan;
+pub mod retrieve;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+pub use plan::{BudgetPlan, PRESETS, PlanError, SectionKind, SectionPlan};
+
+use crate::importance::Role;
+use crate::tokens::{ChatFormat, ChatMessage, TokenCounter, count_chat};
+
+/// Something a section may include.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Candidate {
+    /// Unique across the context (`o12`, `m7`, `DR-…`, `#15`, a hot id).
+    pub id: String,
+    /// Where the text came from, when that differs from `id`.
+    pub provenance: Vec<String>,
+    pub text: String,
+    pub score: f64,
+    /// Position when displayed (chronological for logs).
+    pub order: i64,
+    /// For recent messages: who said it (the messages format sends it as is).
+    pub role: Option<Role>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    Markdown,
+    Json,
+    Messages,
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "markdown" | "md" => Ok(Format::Markdown),
+            "json" => Ok(Format::Json),
+            "messages" => Ok(Format::Messages),
+            _ => Err(format!(
+                "unknown format `{s}`: use markdown, json or messages"
+            )),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ItemOut {
+    pub id: String,
+    pub provenance: Vec<String>,
+    pub tokens: u64,
+    pub score: f64,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SectionOut {
+    pub kind: SectionKind,
+    /// The section rendered on its own.
+    pub tokens: u64,
+    pub items: Vec<ItemOut>,
+    /// Candidates offered but left out for space.
+    pub left_out: usize,
+}
+
+/// An assembled context.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Assembled {
+    pub plan: String,
+    pub budget: u64,
+    /// Exact tokens of what is sent: the markdown, or the chat request.
+    pub tokens: u64,
+    pub format: Format,
+    /// The markdown (for `markdown` and `json`).
+    pub text: String,
+    /// The chat messages (for `messages`): memory as a system message, then
+    /// the recent turns.
+    pub messages: Vec<ChatMessage>,
+    pub sections: Vec<SectionOut>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AssembleError {
+    #[error(
+        "the required sections ({sections}) need {need} tokens but the budget is {budget}; give a budget of at least {need}, or make them optional in the plan"
+    )]
+    RequiredDoNotFit {
+        need: u64,
+        budget: u64,
+        sections: String,
+    },
+}
+
+/// What to assemble with.
+#[derive(Debug)]
+pub struct Assembler<'a> {
+    pub counter: &'a dyn TokenCounter,
+    pub chat: ChatFormat,
+    pub format: Format,
+}
+
+type Chosen<'c> = BTreeMap<SectionKind, Vec<&'c Candidate>>;
+
+impl Assembler<'_> {
+    /// Assembles `offers` (candidates per section, most preferred first)
+    /// under `plan` within `budget` tokens.
+    pub fn assemble(
+        &self,
+        plan: &BudgetPlan,
+        budget: u64,
+        offers: &BTreeMap<SectionKind, Vec<Candidate>>,
+    ) -> Result<Assembled, AssembleError> {
+        let usable = budget - budget * plan.reserve_ppm as u64 / 1_000_000;
+        let mut sections: Vec<&SectionPlan> = plan.sections.iter().collect();
+        sections.sort_by_key(|s| (s.priority, s.kind));
+        let empty = Vec::new();
+        let offer = |k: SectionKind| offers.get(&k).unwrap_or(&empty);
+
+        let mut chosen: Chosen<'_> = BTreeMap::new();
+        let mut used_ids: BTreeSet<&str> = BTreeSet::new();
+        // The order items went in, so the exact fit removes the last first.
+        let mut stack: Vec<(SectionKind, usize)> = Vec::new();
+        let cost = |c: &Candidate| self.counter.count(&c.text) as u64 + 1;
+        let heading = |k: SectionKind| k.heading().map_or(2, |h| self.counter.count(h) as u64 + 2);
+
+        // Required sections go in whole.
+        let mut required = Vec::new();
+        for s in sections.iter().filter(|s| s.required) {
+            for c in offer(s.kind) {
+                if used_ids.insert(&c.id) {
+                    chosen.entry(s.kind).or_default().push(c);
+                }
+            }
+            required.push(s.kind.name());
+        }
+        let need = self.count(&chosen, plan);
+        if need > usable {
+            return Err(AssembleError::RequiredDoNotFit {
+                need: need + (budget - usable),
+                budget,
+                sections: required.join(", "),
+            });
+        }
+        let mut estimate = need;
+
+        // Each section up to its share, then the leftovers by priority.
+        for pass in 0..2 {
+            for s in sections.iter().filter(|s| !s.required) {
+                let cap = if pass == 0 {
+                    (usable * s.share_ppm as u64 / 1_000_000).max(s.min_tokens)
+                } else {
+                    u64::MAX
+                };
+                let mut section_cost: u64 = chosen.get(&s.kind).map_or(0, |v| {
+                    v.iter().map(|c| cost(c)).sum::<u64>() + heading(s.kind)
+                });
+                for c in offer(s.kind) {
+                    if used_ids.contains(c.id.as_str()) {
+                        continue;
+                    }
+                    let mut add = cost(c);
+                    if section_cost == 0 {
+                        add += heading(s.kind);
+                    }
+                    if section_cost + add > cap || estimate + add > usable {
+                        if pass == 0 {
+                            break;
+                        }
+                        continue;
+                    }
+                    section_cost += add;
+                    estimate += add;
+                    used_ids.insert(&c.id);
+                    let v = chosen.entry(s.kind).or_default();
+                    v.push(c);
+                    stack.push((s.kind, v.len() - 1));
+                }
+            }
+        }
+
+        // Exact fit: counted as sent, trimmed from the last item added.
+        loop {
+            let tokens = self.count(&chosen, plan);
+            if tokens <= usable {
+                return Ok(self.output(plan, budget, tokens, &chosen, offers));
+            }
+            match stack.pop() {
+                Some((kind, idx)) => {
+                    if let Some(v) = chosen.get_mut(&kind) {
+                        v.remove(idx);
+                    }
+                }
+                None => {
+                    return Err(AssembleError::RequiredDoNotFit {
+                        need: tokens + (budget - usable),
+                        budget,
+                        sections: required.join(", "),
+                    });
+                }
+            }
+        }
+    }
+
+    fn count(&self, chosen: &Chosen<'_>, plan: &BudgetPlan) -> u64 {
+        match self.format {
+            Format::Markdown | Format::Json => {
+                self.counter.count(&render_markdown(chosen, plan, true)) as u64
+            }
+            Format::Messages => count_chat(self.counter, self.chat, &messages(chosen, plan)) as u64,
+        }
+    }
+
+    fn output(
+        &self,
+        plan: &BudgetPlan,
+        budget: u64,
+        tokens: u64,
+        chosen: &Chosen<'_>,
+        offers: &BTreeMap<SectionKind, Vec<Candidate>>,
+    ) -> Assembled {
+        let sections = display_order(chosen, plan)
+            .into_iter()
+            .map(|(kind, items)| {
+                let one: Chosen<'_> = [(kind, items.clone())].into_iter().collect();
+                SectionOut {
+                    kind,
+                    tokens: self.counter.count(&render_markdown(&one, plan, true)) as u64,
+                    left_out: offers.get(&kind).map_or(0, Vec::len) - items.len(),
+                    items: items
+                        .iter()
+                        .map(|c| ItemOut {
+                            id: c.id.clone(),
+                            provenance: c.provenance.clone(),
+                            tokens: self.counter.count(&c.text) as u64,
+                            score: c.score,
+                            text: c.text.clone(),
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
+        let (text, msgs) = match self.format {
+            Format::Messages => (String::new(), messages(chosen, plan)),
+            _ => (render_markdown(chosen, plan, true), Vec::new()),
+        };
+        Assembled {
+            plan: plan.name.clone(),
+            budget,
+            tokens,
+            format: self.format,
+            text,
+            messages: msgs,
+            sections,
+        }
+    }
+}
+
+/// Sections in reading order (hot context first, recent turns last), each
+/// item list sorted for display.
+fn display_order<'c>(
+    chosen: &Chosen<'c>,
+    _plan: &BudgetPlan,
+) -> Vec<(SectionKind, Vec<&'c Candidate>)> {
+    SectionKind::ALL
+        .into_iter()
+        .filter_map(|k| {
+            let v = chosen.get(&k)?;
+            if v.is_empty() {
+                return None;
+            }
+            let mut v = v.clone();
+            v.sort_by_key(|c| c.order);
+            Some((k, v))
+        })
+        .collect()
+}
+
+fn render_markdown(chosen: &Chosen<'_>, plan: &BudgetPlan, with_messages: bool) -> String {
+    let mut parts = Vec::new();
+    for (kind, items) in display_order(chosen, plan) {
+        if kind == SectionKind::RecentMessages && !with_messages {
+            continue;
+        }
+        let mut block = String::new();
+        if let Some(h) = kind.heading() {
+            block.push_str(h);
+            block.push('\n');
+        }
+        let lines: Vec<String> = items
+            .iter()
+            .map(|c| match (kind, c.role) {
+                (SectionKind::RecentMessages, Some(r)) => {
+                    format!("{}: {}", r.name(), c.text.replace('\n', " "))
+                }
+                _ => c.text.clone(),
+            })
+            .collect();
+        // A document's blocks keep the blank line before each heading.
+        let sep = match kind {
+            SectionKind::ProjectState | SectionKind::WorkPlan => "\n\n",
+            _ => "\n",
+        };
+        block.push_str(&lines.join(sep));
+        parts.push(block);
+    }
+    parts.join("\n\n")
+}
+
+fn messages(chosen: &Chosen<'_>, plan: &BudgetPlan) -> Vec<ChatMessage> {
+    let mut out = Vec::new();
+    let memory = render_markdown(chosen, plan, false);
+    if !memory.is_empty() {
+        out.push(ChatMessage {
+            role: "system".into(),
+            content: memory,
+            name: None,
+        });
+    }
+    if let Some(turns) = chosen.get(&SectionKind::RecentMessages) {
+        let mut turns = turns.clone();
+        turns.sort_by_key(|c| c.order);
+        for c in turns {
+            out.push(ChatMessage {
+                role: c.role.unwrap_or(Role::User).name().to_string(),
+                content: c.text.clone(),
+                name: None,
+            });
+        }
+    }
+    out
+}

@@ -1,0 +1,191 @@
+//! Retrieval across every tier: BM25 from the store's full-text index,
+//! combined with recency and importance, plus one round of query expansion
+//! for questions whose answer spans two records.
+
+use serde::Serialize;
+
+use crate::compress::sentences::terms;
+use crate::memory::{StoreError, Timestamp};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HitSource {
+    Operation,
+    Message,
+    Decision,
+    Document,
+    Hot,
+    Entity,
+}
+
+/// One full-text match, as the store found it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    pub source: HitSource,
+    /// `o12`, `m7`, `DR-…`, `doc:project_state`, `hot:<id>`, `#15`.
+    pub id: String,
+    pub text: String,
+    /// SQLite's `bm25()`: lower (more negative) is a better match.
+    pub bm25: f64,
+    pub at: Timestamp,
+    pub importance: f64,
+}
+
+/// A hit with mnemon's score.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Ranked {
+    #[serde(flatten)]
+    pub hit: Hit,
+    pub score: f64,
+}
+
+/// Full-text search over every tier. Any word may match (the ranking
+/// rewards matching more of them).
+pub trait SearchStore {
+    fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, StoreError>;
+}
+
+/// The words worth searching for.
+pub fn query_terms(query: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in terms(query) {
+        let t = t.trim_start_matches('#').to_string();
+        if t.len() > 1 && !out.contains(&t) && !QUESTION_WORDS.contains(&t.as_str()) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+const QUESTION_WORDS: &[&str] = &[
+    "what", "when", "where", "who", "whom", "which", "why", "how", "does", "did", "do", "is",
+    "are", "was", "were", "can", "could", "would", "should", "now", "about", "there", "their",
+    "they", "them", "he", "she", "his", "her", "my", "me", "your",
+];
+
+/// BM25 relevance (normalized to the best hit) × (0.7 + 0.2 recency + 0.1
+/// importance): relevance decides, and among similar matches the later and
+/// more important record wins, which is what a knowledge update needs.
+pub fn rank(hits: Vec<Hit>) -> Vec<Ranked> {
+    if hits.is_empty() {
+        return Vec::new();
+    }
+    // BM25 is not comparable across indexes of different sizes (one hot
+    // item scores near zero), so relevance is normalized per source.
+    let best = |src: HitSource| {
+        hits.iter()
+            .filter(|h| h.source == src)
+            .map(|h| -h.bm25)
+            .fold(f64::MIN_POSITIVE, f64::max)
+    };
+    let bests: Vec<(HitSource, f64)> = [
+        HitSource::Operation,
+        HitSource::Message,
+        HitSource::Decision,
+        HitSource::Document,
+        HitSource::Hot,
+        HitSource::Entity,
+    ]
+    .into_iter()
+    .map(|s| (s, best(s)))
+    .collect();
+    let (oldest, newest) = hits.iter().fold((i64::MAX, i64::MIN), |(a, b), h| {
+        (a.min(h.at.0), b.max(h.at.0))
+    });
+    let span = (newest - oldest).max(1) as f64;
+    let mut out: Vec<Ranked> = hits
+        .into_iter()
+        .map(|h| {
+            let best = bests
+                .iter()
+                .find(|(s, _)| *s == h.source)
+                .map_or(1.0, |(_, b)| *b);
+            let rel = ((-h.bm25).max(0.0) / best).min(1.0);
+            let recency = (h.at.0 - oldest) as f64 / span;
+            let score = rel * (0.7 + 0.2 * recency + 0.1 * h.importance.clamp(0.0, 1.0));
+            Ranked { hit: h, score }
+        })
+        .collect();
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.hit.at.cmp(&a.hit.at)));
+    out
+}
+
+/// Ranked hits for `query`. Names in the best hits that the query did not
+/// mention are searched again (at half weight), so "what breed is Alice's
+/// dog?" also finds "Rex is a beagle" once "Alice's dog is called Rex" ranks.
+pub fn retrieve<S: SearchStore + ?Sized>(
+    store: &S,
+    query: &str,
+    limit: usize,
+) -> Result<Vec<Ranked>, StoreError> {
+    let q = query_terms(query);
+    if q.is_empty() {
+        return Ok(Vec::new());
+    }
+    // Ties in BM25 are common (repeated phrasing); fetch deeper than the
+    // limit so recency and importance can decide among them.
+    let depth = (limit * 4).max(50);
+    let mut ranked = rank(store.search(&q.join(" "), depth)?);
+    // Words of four letters or more also match as prefixes, a cheap stand-in
+    // for stemming ("live" finds "lives", "adopt" finds "adopted"); such
+    // matches rank below exact ones.
+    let prefixed: Vec<String> = q
+        .iter()
+        .map(|t| {
+            if t.chars().count() >= 4 {
+                format!("{t}*")
+            } else {
+                t.clone()
+            }
+        })
+        .collect();
+    if prefixed != q {
+        merge(
+            &mut ranked,
+            rank(store.search(&prefixed.join(" "), depth)?),
+            0.8,
+            false,
+        );
+    }
+    let mut extra: Vec<String> = Vec::new();
+    for r in ranked.iter().take(3) {
+        for w in r.hit.text.split(|c: char| !c.is_alphanumeric()) {
+            let lower = w.to_lowercase();
+            let name = w.chars().next().is_some_and(char::is_uppercase) && w.len() > 2;
+            if name
+                && !q.contains(&lower)
+                && !extra.contains(&lower)
+                && !QUESTION_WORDS.contains(&lower.as_str())
+            {
+                extra.push(lower);
+            }
+        }
+    }
+    extra.truncate(4);
+    if !extra.is_empty() {
+        merge(
+            &mut ranked,
+            rank(store.search(&extra.join(" "), depth)?),
+            0.5,
+            true,
+        );
+    }
+    ranked.truncate(limit);
+    Ok(ranked)
+}
+
+/// Adds `more` at `weight` to `ranked`. An id already there keeps the better
+/// of its two scores, or with `add` their sum: a record that matches both
+/// the question and the names its best answers mention is the bridge a
+/// two-step question needs. Re-sorts.
+fn merge(ranked: &mut Vec<Ranked>, more: Vec<Ranked>, weight: f64, add: bool) {
+    for mut r in more {
+        r.score *= weight;
+        match ranked.iter_mut().find(|x| x.hit.id == r.hit.id) {
+            Some(x) if add => x.score += r.score,
+            Some(x) => x.score = x.score.max(r.score),
+            None => ranked.push(r),
+        }
+    }
+    ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.hit.at.cmp(&a.hit.at)));
+}

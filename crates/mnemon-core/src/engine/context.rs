@@ -1,0 +1,115 @@
+//! `what should I send`: context assembly over the engine's memory.
+
+use std::collections::BTreeMap;
+
+use super::{Engine, EngineError, EngineStore};
+use crate::assemble::retrieve::{Ranked, SearchStore, retrieve};
+use crate::assemble::{
+    Assembled, Assembler, BudgetPlan, Candidate, Format, SectionKind, candidates,
+};
+use crate::memory::{DocKind, EntityQuery, EntityStatus, MessageQuery, StoreError};
+use crate::tokens::ChatFormat;
+
+/// What to assemble.
+#[derive(Debug, Clone)]
+pub struct ContextRequest {
+    pub plan: BudgetPlan,
+    /// Defaults to the plan's own budget, else what the window has left.
+    pub budget: Option<u64>,
+    pub query: Option<String>,
+    pub format: Format,
+    pub chat: ChatFormat,
+}
+
+/// How many fragments retrieval offers the allocator: enough to fill the
+/// budget with short records, at least 60.
+fn fragment_limit(budget: u64) -> usize {
+    ((budget / 25) as usize).max(60)
+}
+
+impl<S: EngineStore + SearchStore> Engine<S> {
+    /// Ranked matches across every tier.
+    pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Ranked>, EngineError> {
+        Ok(retrieve(self.store(), query, limit)?)
+    }
+
+    /// The best context for `req` that fits its budget exactly.
+    pub fn context(&self, req: &ContextRequest) -> Result<Assembled, EngineError> {
+        let v = self.view()?;
+        let budget = match (req.budget, req.plan.default_budget) {
+            (Some(b), _) => b,
+            (None, Some(b)) => b,
+            (None, None) => self.cfg.window.effective_max().saturating_sub(v.used()),
+        };
+        let mut offers: BTreeMap<SectionKind, Vec<Candidate>> = BTreeMap::new();
+        for s in &req.plan.sections {
+            let c = match s.kind {
+                SectionKind::HotContext => candidates::hot(&self.store().hot_context()?),
+                SectionKind::WorkingMemory => {
+                    let wm = self.working_memory_of(&v)?;
+                    let ops: Vec<_> = wm.recent().cloned().collect();
+                    candidates::operations(&ops)
+                }
+                SectionKind::RecentMessages => match &v.session {
+                    Some(session) => {
+                        candidates::messages(&self.store().messages(&MessageQuery {
+                            session_id: Some(session.id.clone()),
+                            limit: Some(200),
+                            ..MessageQuery::default()
+                        })?)
+                    }
+                    None => Vec::new(),
+                },
+                SectionKind::SessionSummary => v
+                    .session
+                    .as_ref()
+                    .and_then(|s| s.summary.as_deref())
+                    .map(candidates::summary)
+                    .unwrap_or_default(),
+                SectionKind::ProjectState => self.doc(DocKind::ProjectState)?,
+                SectionKind::WorkPlan => self.doc(DocKind::WorkPlan)?,
+                SectionKind::Decisions => candidates::decisions(
+                    &self
+                        .store()
+                        .decisions(Some(self.cfg.profile.max_decision_records.value as usize))?,
+                ),
+                SectionKind::EntityFacts => {
+                    let mut all = Vec::new();
+                    for status in [
+                        EntityStatus::InProgress,
+                        EntityStatus::Blocked,
+                        EntityStatus::Pending,
+                    ] {
+                        all.extend(self.store().entities(&EntityQuery {
+                            status: Some(status),
+                            limit: Some(20),
+                            ..EntityQuery::default()
+                        })?);
+                    }
+                    candidates::entities(&all)
+                }
+                SectionKind::Fragments => match req.query.as_deref() {
+                    Some(q) => {
+                        candidates::fragments(&retrieve(self.store(), q, fragment_limit(budget))?)
+                    }
+                    None => Vec::new(),
+                },
+            };
+            offers.insert(s.kind, c);
+        }
+        let a = Assembler {
+            counter: self.memory.counter(),
+            chat: req.chat,
+            format: req.format,
+        };
+        Ok(a.assemble(&req.plan, budget, &offers)?)
+    }
+
+    fn doc(&self, kind: DocKind) -> Result<Vec<Candidate>, StoreError> {
+        match self.store().document(kind, None) {
+            Ok(d) => Ok(candidates::document(kind.stem(), &d.content)),
+            Err(StoreError::NotFound { .. }) => Ok(Vec::new()),
+            Err(e) => Err(e),
+        }
+    }
+}

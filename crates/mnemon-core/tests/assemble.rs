@@ -1,0 +1,178 @@
+//! The allocator never exceeds its budget, keeps required sections whole
+//! and includes no item twice: properties over random offers and plans.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use mnemon_core::assemble::{
+    AssembleError, Assembler, BudgetPlan, Candidate, Format, PRESETS, SectionKind,
+};
+use mnemon_core::importance::Role;
+use mnemon_core::tokens::{ChatFormat, Encoding, OpenAiBpe, TokenCounter, count_chat};
+
+const CHATML: ChatFormat = ChatFormat::CHATML;
+use proptest::prelude::*;
+
+const WORDS: &[&str] = &[
+    "epic",
+    "story",
+    "login",
+    "MFA",
+    "bcrypt",
+    "deployed",
+    "the",
+    "module",
+    "tests",
+    "passed",
+    "Task",
+    "#12",
+    "3.5",
+    "日本語",
+    "émigré",
+    "\n",
+    "  ",
+    "🙂",
+    "src/main.rs",
+    "0.87",
+];
+
+fn text() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(WORDS), 1..30).prop_map(|w| w.join(" "))
+}
+
+fn offers() -> impl Strategy<Value = BTreeMap<SectionKind, Vec<Candidate>>> {
+    prop::collection::vec(
+        (
+            prop::sample::select(SectionKind::ALL.to_vec()),
+            prop::collection::vec((text(), 0u8..40, any::<bool>()), 0..12),
+        ),
+        0..9,
+    )
+    .prop_map(|secs| {
+        let mut out: BTreeMap<SectionKind, Vec<Candidate>> = BTreeMap::new();
+        for (kind, items) in secs {
+            let v = out.entry(kind).or_default();
+            for (t, id, user) in items {
+                v.push(Candidate {
+                    // Ids repeat across sections on purpose.
+                    id: format!("x{id}"),
+                    provenance: Vec::new(),
+                    text: t,
+                    score: 0.5,
+                    order: id as i64,
+                    role: Some(if user { Role::User } else { Role::Assistant }),
+                });
+            }
+        }
+        out
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn never_over_budget_required_whole_no_duplicates(
+        offers in offers(),
+        preset in prop::sample::select(PRESETS.to_vec()),
+        budget in 0u64..1_500,
+        format in prop::sample::select(vec![Format::Markdown, Format::Json, Format::Messages]),
+    ) {
+        let counter = OpenAiBpe::new(Encoding::Cl100kBase);
+        let plan = BudgetPlan::preset(preset).unwrap();
+        let a = Assembler { counter: &counter, chat: CHATML, format };
+        match a.assemble(&plan, budget, &offers) {
+            Ok(out) => {
+                prop_assert!(out.tokens <= budget, "{} > {budget}", out.tokens);
+                let recount = match format {
+                    Format::Messages => count_chat(&counter, CHATML, &out.messages) as u64,
+                    _ => counter.count(&out.text) as u64,
+                };
+                prop_assert_eq!(out.tokens, recount);
+                let mut seen = BTreeSet::new();
+                for s in &out.sections {
+                    for i in &s.items {
+                        prop_assert!(seen.insert(i.id.clone()), "{} twice", i.id);
+                    }
+                }
+                // Required sections are whole (their ids first come to them).
+                for sp in plan.sections.iter().filter(|s| s.required) {
+                    let offered: BTreeSet<&str> = offers
+                        .get(&sp.kind)
+                        .map(|v| v.iter().map(|c| c.id.as_str()).collect())
+                        .unwrap_or_default();
+                    for id in offered {
+                        prop_assert!(seen.contains(id), "required {} lost {}", sp.kind.name(), id);
+                    }
+                }
+                // Only sections the plan names appear.
+                for s in &out.sections {
+                    prop_assert!(plan.sections.iter().any(|p| p.kind == s.kind));
+                }
+            }
+            Err(AssembleError::RequiredDoNotFit { need, budget: b, .. }) => {
+                prop_assert_eq!(b, budget);
+                prop_assert!(need > budget);
+            }
+        }
+    }
+}
+
+#[test]
+fn space_a_section_does_not_use_flows_to_the_others() {
+    let counter = OpenAiBpe::new(Encoding::Cl100kBase);
+    let plan = BudgetPlan::preset("tiers").unwrap();
+    let working: Vec<Candidate> = (0..200)
+        .map(|i| Candidate {
+            id: format!("o{i}"),
+            provenance: Vec::new(),
+            text: format!(
+                "- [14:{:02}] task_execution: ran step {i} of the migration",
+                i % 60
+            ),
+            score: 0.5,
+            order: 200 - i,
+            role: None,
+        })
+        .collect();
+    let offers: BTreeMap<_, _> = [(SectionKind::WorkingMemory, working)]
+        .into_iter()
+        .collect();
+    let a = Assembler {
+        counter: &counter,
+        chat: CHATML,
+        format: Format::Markdown,
+    };
+    let out = a.assemble(&plan, 2_000, &offers).unwrap();
+    // Working memory's share is 30 %, but nothing else is offered, so it
+    // takes nearly all of the budget.
+    assert!(out.tokens > 1_900 && out.tokens <= 2_000, "{}", out.tokens);
+}
+
+#[test]
+fn required_sections_that_do_not_fit_say_what_they_need() {
+    let counter = OpenAiBpe::new(Encoding::Cl100kBase);
+    let plan = BudgetPlan::preset("conversation").unwrap();
+    let hot = vec![Candidate {
+        id: "hot".into(),
+        provenance: Vec::new(),
+        text: "## Active Goals\n- ".to_string() + &"ship the login flow ".repeat(40),
+        score: 1.0,
+        order: 0,
+        role: None,
+    }];
+    let offers: BTreeMap<_, _> = [(SectionKind::HotContext, hot)].into_iter().collect();
+    let a = Assembler {
+        counter: &counter,
+        chat: CHATML,
+        format: Format::Markdown,
+    };
+    let err = a.assemble(&plan, 50, &offers).unwrap_err();
+    let AssembleError::RequiredDoNotFit {
+        need,
+        budget,
+        sections,
+    } = err;
+    assert_eq!((budget, sections.as_str()), (50, "hot_context"));
+    assert!(need > 150, "{need}");
+    assert!(a.assemble(&plan, need, &offers).is_ok());
+}
