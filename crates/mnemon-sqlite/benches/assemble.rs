@@ -1,0 +1,158 @@
+//! Assembling an 8K-token context with a query from a store of 1,000 tasks
+//! and N operations (default 10,000 and 100,000; pass sizes as arguments),
+//! against two baselines in the same run: the most recent operations that
+//! fit, and BM25's top operations packed until full. Also peak RSS.
+//!
+//! Run: `cargo bench -p mnemon-sqlite --bench assemble [-- 10000 100000 1000000]`.
+
+use std::time::Instant;
+
+use mnemon_conformance::{SteppingClock, T0, engine};
+use mnemon_core::assemble::retrieve::{SearchStore, query_terms};
+use mnemon_core::assemble::{BudgetPlan, Format};
+use mnemon_core::engine::ContextRequest;
+use mnemon_core::memory::{EntityKind, NewEntity, NewOperation, OperationLog, OperationQuery};
+use mnemon_core::tokens::{ChatFormat, Encoding, OpenAiBpe, TokenCounter};
+use mnemon_sqlite::SqliteStore;
+use serde_json::json;
+
+#[path = "support.rs"]
+mod support;
+use support::report;
+
+const WORDS: &[&str] = &[
+    "login", "signup", "token", "refresh", "schema", "cache", "latency", "bcrypt", "salt", "email",
+    "session", "migration", "endpoint", "review", "deploy", "rollback", "index", "query", "retry",
+    "timeout", "quota", "billing", "invoice", "search", "ranking", "upload", "thumbnail", "queue",
+];
+
+fn text(i: usize) -> String {
+    let w = |k: usize| WORDS[(i * 7 + k * 13 + i / 11) % WORDS.len()];
+    format!(
+        "Step {i}: fixed the {} {} after the {} {} failed on task #{}; reran {} tests.",
+        w(0), w(1), w(2), w(3), i % 1000, w(4)
+    )
+}
+
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn pack(counter: &dyn TokenCounter, lines: &[String], budget: u64) -> u64 {
+    let mut est = 0;
+    let mut kept: Vec<&str> = Vec::new();
+    for l in lines {
+        let c = counter.count(l) as u64 + 1;
+        if est + c <= budget {
+            est += c;
+            kept.push(l);
+        }
+    }
+    let mut t = kept.join("\n");
+    while counter.count(&t) as u64 > budget {
+        kept.pop();
+        t = kept.join("\n");
+    }
+    counter.count(&t) as u64
+}
+
+fn main() {
+    let sizes: Vec<usize> = {
+        let v: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+        if v.is_empty() { vec![10_000, 100_000] } else { v }
+    };
+    let counter = OpenAiBpe::new(Encoding::Cl100kBase);
+    for n in sizes {
+        let dir = tempfile::tempdir().unwrap();
+        let e = engine(
+            SqliteStore::open(&dir.path().join("mnemon.db")).unwrap(),
+            128_000,
+            SteppingClock::starting(T0),
+            "bench",
+        );
+        let m = e.memory();
+        let t = Instant::now();
+        for i in 0..1_000 {
+            m.create_entity(&NewEntity {
+                kind: EntityKind::Task,
+                title: format!("Task {i}: {}", &text(i)[..40]),
+                description: None,
+                priority: Some((i % 5 + 1) as u8),
+                parent: None,
+            })
+            .unwrap();
+        }
+        for i in 0..n {
+            if i % 2_000 == 0 {
+                m.start_session(None).unwrap();
+            }
+            m.record(NewOperation {
+                kind: "task_execution".into(),
+                data: json!({ "text": text(i) }),
+                status: Some("completed".into()),
+                ..NewOperation::default()
+            })
+            .unwrap();
+        }
+        println!("\n{n} operations and 1,000 tasks stored in {:.1?}", t.elapsed());
+        let queries: Vec<String> = (0..200)
+            .map(|i| format!("why did the {} {} fail", WORDS[i % WORDS.len()], WORDS[(i * 5) % WORDS.len()]))
+            .collect();
+        let budget = 8_000;
+        let plan = BudgetPlan::preset("tiers").unwrap();
+        let rss_before = peak_rss_mib();
+        let mut times = Vec::new();
+        for q in &queries {
+            let t = Instant::now();
+            let out = e
+                .context(&ContextRequest {
+                    plan: plan.clone(),
+                    budget: Some(budget),
+                    query: Some(q.clone()),
+                    format: Format::Markdown,
+                    chat: ChatFormat::OPENAI,
+                })
+                .unwrap();
+            times.push(t.elapsed());
+            assert!(out.tokens <= budget);
+        }
+        let ours = report("mnemon context (tiers, query, 8K)", times);
+        let rss = peak_rss_mib();
+        let store = e.memory().store();
+        let mut times = Vec::new();
+        for _ in &queries {
+            let t = Instant::now();
+            let recent = store
+                .operations(&OperationQuery { limit: Some(400), ..OperationQuery::default() })
+                .unwrap();
+            let lines: Vec<String> = recent.iter().map(|o| o.data["text"].to_string()).collect();
+            pack(&counter, &lines, budget);
+            times.push(t.elapsed());
+        }
+        let recent = report("baseline recent operations", times);
+        let mut times = Vec::new();
+        for q in &queries {
+            let t = Instant::now();
+            let mut hits = store.search(&query_terms(q).join(" "), 200).unwrap();
+            hits.sort_by(|a, b| a.bm25.total_cmp(&b.bm25));
+            let lines: Vec<String> = hits.into_iter().map(|h| h.text).collect();
+            pack(&counter, &lines, budget);
+            times.push(t.elapsed());
+        }
+        let bm25 = report("baseline BM25 top operations", times);
+        println!(
+            "p95 ratios: mnemon / recent {:.2}, mnemon / bm25 {:.2}; peak RSS {:.1} MiB after loading, {:.1} MiB after assembling",
+            ours.as_secs_f64() / recent.as_secs_f64(),
+            ours.as_secs_f64() / bm25.as_secs_f64(),
+            rss_before,
+            rss
+        );
+    }
+}
