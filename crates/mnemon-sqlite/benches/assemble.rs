@@ -21,16 +21,46 @@ mod support;
 use support::report;
 
 const WORDS: &[&str] = &[
-    "login", "signup", "token", "refresh", "schema", "cache", "latency", "bcrypt", "salt", "email",
-    "session", "migration", "endpoint", "review", "deploy", "rollback", "index", "query", "retry",
-    "timeout", "quota", "billing", "invoice", "search", "ranking", "upload", "thumbnail", "queue",
+    "login",
+    "signup",
+    "token",
+    "refresh",
+    "schema",
+    "cache",
+    "latency",
+    "bcrypt",
+    "salt",
+    "email",
+    "session",
+    "migration",
+    "endpoint",
+    "review",
+    "deploy",
+    "rollback",
+    "index",
+    "query",
+    "retry",
+    "timeout",
+    "quota",
+    "billing",
+    "invoice",
+    "search",
+    "ranking",
+    "upload",
+    "thumbnail",
+    "queue",
 ];
 
 fn text(i: usize) -> String {
     let w = |k: usize| WORDS[(i * 7 + k * 13 + i / 11) % WORDS.len()];
     format!(
         "Step {i}: fixed the {} {} after the {} {} failed on task #{}; reran {} tests.",
-        w(0), w(1), w(2), w(3), i % 1000, w(4)
+        w(0),
+        w(1),
+        w(2),
+        w(3),
+        i % 1000,
+        w(4)
     )
 }
 
@@ -65,8 +95,15 @@ fn pack(counter: &dyn TokenCounter, lines: &[String], budget: u64) -> u64 {
 
 fn main() {
     let sizes: Vec<usize> = {
-        let v: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
-        if v.is_empty() { vec![10_000, 100_000] } else { v }
+        let v: Vec<usize> = std::env::args()
+            .skip(1)
+            .filter_map(|a| a.parse().ok())
+            .collect();
+        if v.is_empty() {
+            vec![10_000, 100_000]
+        } else {
+            v
+        }
     };
     let counter = OpenAiBpe::new(Encoding::Cl100kBase);
     for n in sizes {
@@ -101,9 +138,18 @@ fn main() {
             })
             .unwrap();
         }
-        println!("\n{n} operations and 1,000 tasks stored in {:.1?}", t.elapsed());
+        println!(
+            "\n{n} operations and 1,000 tasks stored in {:.1?}",
+            t.elapsed()
+        );
         let queries: Vec<String> = (0..200)
-            .map(|i| format!("why did the {} {} fail", WORDS[i % WORDS.len()], WORDS[(i * 5) % WORDS.len()]))
+            .map(|i| {
+                format!(
+                    "why did the {} {} fail",
+                    WORDS[i % WORDS.len()],
+                    WORDS[(i * 5) % WORDS.len()]
+                )
+            })
             .collect();
         let budget = 8_000;
         let plan = BudgetPlan::preset("tiers").unwrap();
@@ -130,7 +176,10 @@ fn main() {
         for _ in &queries {
             let t = Instant::now();
             let recent = store
-                .operations(&OperationQuery { limit: Some(400), ..OperationQuery::default() })
+                .operations(&OperationQuery {
+                    limit: Some(400),
+                    ..OperationQuery::default()
+                })
                 .unwrap();
             let lines: Vec<String> = recent.iter().map(|o| o.data["text"].to_string()).collect();
             pack(&counter, &lines, budget);
