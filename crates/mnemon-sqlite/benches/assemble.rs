@@ -170,6 +170,13 @@ fn main() {
             assert!(out.tokens <= budget);
         }
         let ours = report("mnemon context (tiers, query, 8K)", times);
+        let mut times = Vec::new();
+        for q in &queries {
+            let t = Instant::now();
+            e.search(q, 320).unwrap();
+            times.push(t.elapsed());
+        }
+        report("  of which retrieval alone", times);
         let rss = peak_rss_mib();
         let store = e.memory().store();
         let mut times = Vec::new();

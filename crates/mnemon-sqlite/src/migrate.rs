@@ -24,6 +24,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     ),
     (5, "engine", include_str!("../migrations/0005_engine.sql")),
     (6, "search", include_str!("../migrations/0006_search.sql")),
+    (7, "vocab", include_str!("../migrations/0007_vocab.sql")),
 ];
 
 /// The schema version this build writes.

@@ -52,6 +52,38 @@ const DOCS: &str = "SELECT 'doc:' || d.kind, d.kind, d.content, bm25(documents_f
     ORDER BY bm25(documents_fts) LIMIT ?3";
 
 impl SearchStore for SqliteStore {
+    fn term_share(&self, term: &str) -> Result<(u64, u64), StoreError> {
+        let conn = self.conn();
+        let (prefix, t) = match term.strip_suffix('*') {
+            Some(t) => (true, t.to_lowercase()),
+            None => (false, term.to_lowercase()),
+        };
+        let upper = format!("{t}\u{10FFFF}");
+        let mut docs = 0i64;
+        let mut rows = 0i64;
+        for (vocab, table) in [
+            ("operations_vocab", "operations"),
+            ("messages_vocab", "messages"),
+        ] {
+            let sql = if prefix {
+                format!("SELECT coalesce(sum(doc), 0) FROM {vocab} WHERE term >= ?1 AND term < ?2")
+            } else {
+                format!("SELECT coalesce(sum(doc), 0) FROM {vocab} WHERE term = ?1 AND ?2 = ?2")
+            };
+            docs += conn
+                .prepare_cached(&sql)
+                .and_then(|mut s| s.query_row(params![t, upper], |r| r.get::<_, i64>(0)))
+                .map_err(|e| self.err(e))?;
+            // The largest position stands in for the row count: exact
+            // enough for a share, and O(1) where count(*) is O(n).
+            rows += conn
+                .prepare_cached(&format!("SELECT coalesce(max(seq), 0) FROM {table}"))
+                .and_then(|mut s| s.query_row([], |r| r.get::<_, i64>(0)))
+                .map_err(|e| self.err(e))?;
+        }
+        Ok((docs.max(0) as u64, rows.max(0) as u64))
+    }
+
     fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, StoreError> {
         let Some(q) = any_word(query) else {
             return Ok(Vec::new());

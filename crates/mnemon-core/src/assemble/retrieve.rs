@@ -43,7 +43,16 @@ pub struct Ranked {
 /// rewards matching more of them).
 pub trait SearchStore {
     fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, StoreError>;
+    /// How many operations and messages contain `term` (a trailing `*`
+    /// makes it a prefix), and about how many there are.
+    fn term_share(&self, term: &str) -> Result<(u64, u64), StoreError>;
 }
+
+/// Words in more than this share of records say little about relevance and
+/// make the index score nearly every row; retrieval leaves them out…
+const COMMON: f64 = 0.15;
+/// …once there are enough records for a share to mean something.
+const COMMON_FROM: u64 = 1_000;
 
 /// The words worth searching for.
 pub fn query_terms(query: &str) -> Vec<String> {
@@ -124,29 +133,36 @@ pub fn retrieve<S: SearchStore + ?Sized>(
     }
     // Ties in BM25 are common (repeated phrasing); fetch deeper than the
     // limit so recency and importance can decide among them.
-    let depth = (limit * 4).max(50);
-    let mut ranked = rank(store.search(&q.join(" "), depth)?);
-    // Words of four letters or more also match as prefixes, a cheap stand-in
-    // for stemming ("live" finds "lives", "adopt" finds "adopted"); such
-    // matches rank below exact ones.
-    let prefixed: Vec<String> = q
-        .iter()
-        .map(|t| {
-            if t.chars().count() >= 4 {
-                format!("{t}*")
-            } else {
-                t.clone()
-            }
-        })
-        .collect();
-    if prefixed != q {
-        merge(
-            &mut ranked,
-            rank(store.search(&prefixed.join(" "), depth)?),
-            0.8,
-            false,
-        );
+    let depth = (limit + limit / 2).max(50);
+    // Words of four letters or more match as prefixes, a cheap stand-in for
+    // stemming ("live" finds "lives", "adopt" finds "adopted").
+    let mut words: Vec<(String, f64)> = Vec::new();
+    for t in &q {
+        let w = if t.chars().count() >= 4 {
+            format!("{t}*")
+        } else {
+            t.clone()
+        };
+        let (docs, rows) = store.term_share(&w)?;
+        let share = if rows < COMMON_FROM {
+            0.0
+        } else {
+            docs as f64 / rows as f64
+        };
+        words.push((w, share));
     }
+    // Keep the selective words; if none is, the rarest one.
+    let mut keep: Vec<String> = words
+        .iter()
+        .filter(|(_, s)| *s <= COMMON)
+        .map(|(w, _)| w.clone())
+        .collect();
+    if keep.is_empty()
+        && let Some((w, _)) = words.iter().min_by(|a, b| a.1.total_cmp(&b.1))
+    {
+        keep.push(w.clone());
+    }
+    let mut ranked = rank(store.search(&keep.join(" "), depth)?);
     let mut extra: Vec<String> = Vec::new();
     for r in ranked.iter().take(3) {
         for w in r.hit.text.split(|c: char| !c.is_alphanumeric()) {
