@@ -51,6 +51,35 @@ fn json_err(e: serde_json::Error) -> StoreError {
     StoreError::Invalid(format!("cannot encode engine data: {e}"))
 }
 
+impl SqliteStore {
+    /// Rows of `table` at the given log positions; missing ones left out.
+    fn at_positions<T>(
+        &self,
+        columns: &str,
+        table: &str,
+        seqs: &[i64],
+        from_row: fn(&Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Vec<T>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(&format!(
+                "SELECT {columns} FROM {table} WHERE seq = ?1 AND project_id = ?2"
+            ))
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::with_capacity(seqs.len());
+        for seq in seqs {
+            if let Some(row) = stmt
+                .query_row(params![seq, self.project_id], from_row)
+                .optional()
+                .map_err(|e| self.err(e))?
+            {
+                out.push(row);
+            }
+        }
+        Ok(out)
+    }
+}
+
 impl EngineStore for SqliteStore {
     fn engine_state(&self, agent: &str) -> Result<Option<EngineState>, StoreError> {
         let conn = self.conn();
@@ -163,43 +192,13 @@ impl EngineStore for SqliteStore {
     }
 
     fn operations_at(&self, seqs: &[i64]) -> Result<Vec<Operation>, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn
-            .prepare_cached(&format!(
-                "SELECT {OP_COLUMNS} FROM operations WHERE seq = ?1 AND project_id = ?2"
-            ))
-            .map_err(|e| self.err(e))?;
-        let mut out = Vec::with_capacity(seqs.len());
-        for seq in seqs {
-            if let Some(op) = stmt
-                .query_row(params![seq, self.project_id], op_from_row)
-                .optional()
-                .map_err(|e| self.err(e))?
-            {
-                out.push(op);
-            }
-        }
+        let mut out = self.at_positions(OP_COLUMNS, "operations", seqs, op_from_row)?;
         out.sort_by_key(|o| o.seq);
         Ok(out)
     }
 
     fn messages_at(&self, seqs: &[i64]) -> Result<Vec<Message>, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn
-            .prepare_cached(&format!(
-                "SELECT {MSG_COLUMNS} FROM messages WHERE seq = ?1 AND project_id = ?2"
-            ))
-            .map_err(|e| self.err(e))?;
-        let mut out = Vec::with_capacity(seqs.len());
-        for seq in seqs {
-            if let Some(m) = stmt
-                .query_row(params![seq, self.project_id], msg_from_row)
-                .optional()
-                .map_err(|e| self.err(e))?
-            {
-                out.push(m);
-            }
-        }
+        let mut out = self.at_positions(MSG_COLUMNS, "messages", seqs, msg_from_row)?;
         out.sort_by_key(|m| m.seq);
         Ok(out)
     }

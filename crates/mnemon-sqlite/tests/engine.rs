@@ -10,8 +10,8 @@ use mnemon_core::engine::{
     Checkpoint, CheckpointError, Engine, EngineError, EngineEvent, EngineStore,
 };
 use mnemon_core::memory::{
-    DocKind, DocumentStore, EntityChange, EntityKind, EntityStatus, EntityStore, HotItemChange,
-    HotKind, HotStore, NewEntity, NewOperation, OperationLog, OperationQuery, Phase, SessionStatus,
+    DocKind, DocumentStore, EntityKind, EntityStatus, EntityStore, HotItemChange, HotKind,
+    HotStore, NewEntity, NewOperation, OperationLog, OperationQuery, Phase, SessionStatus,
     SessionStore, Timestamp,
 };
 use mnemon_core::window::Zone;
@@ -736,7 +736,6 @@ fn hot_context_and_session_are_restored_by_resume() {
             .collect()
     };
     assert_eq!(strip(&hot_after), strip(&hot_before));
-    let _ = EntityChange::default();
 }
 
 /// One step of a random history.

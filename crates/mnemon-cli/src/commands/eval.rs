@@ -211,7 +211,6 @@ pub fn recall(d: &Dataset, budgets: &[u64], window: u64, preset: &str) -> Result
                 }
             }
         }
-        let _ = store.operations(&Default::default())?;
     }
     let mut results = Vec::new();
     for &budget in budgets {

@@ -53,10 +53,10 @@ pub(super) fn msg_item(m: &Message) -> SourceItem {
     }
 }
 
-/// Earlier summary lines come before anything recorded since.
-pub(super) fn previous_summary(session: &Session) -> Vec<SourceItem> {
-    let lines = compress::parse(session.summary.as_deref().unwrap_or(""));
-    lines
+/// The lines of an earlier summary as items, ordered before anything
+/// recorded since.
+pub(super) fn summary_items(text: &str) -> Vec<SourceItem> {
+    compress::parse(text)
         .iter()
         .enumerate()
         .map(|(i, l)| SourceItem {
@@ -190,7 +190,7 @@ impl<S: EngineStore> Engine<S> {
     /// then session-log compaction.
     pub(crate) fn after_write(
         &self,
-        v: View,
+        mut v: View,
         phase: Option<crate::memory::Phase>,
         events: &mut Vec<EngineEvent>,
         checkpoints: &mut Vec<Checkpoint>,
@@ -223,7 +223,10 @@ impl<S: EngineStore> Engine<S> {
                 ..v.state.clone()
             };
             self.commit_state(&v, state, EngineCommit::default())?;
+            v = self.view()?;
         }
+        // The state is re-read only after something was written: most
+        // records change nothing here, and each read is four queries.
         let mut checkpointed = false;
         if let Some(z) = rising {
             match w.action(z) {
@@ -240,8 +243,10 @@ impl<S: EngineStore> Engine<S> {
                 }
                 Action::MonitorAndPlanCheckpoint | Action::ProceedNormally => {}
             }
+            if checkpointed {
+                v = self.view()?;
+            }
         }
-        let v = self.view()?;
         if !checkpointed {
             let trigger = match phase_done {
                 Some(p) => Some(format!("phase_complete_{}", p.name())),
@@ -250,9 +255,9 @@ impl<S: EngineStore> Engine<S> {
             if let Some(t) = trigger {
                 let cp = self.checkpoint_locked(&v, &t)?;
                 push_checkpoint(cp, events, checkpoints);
+                v = self.view()?;
             }
         }
-        let v = self.view()?;
         if let Some(s) = &v.session {
             let threshold = self.cfg.profile.session_compression_threshold_tokens.value;
             if s.tokens.saturating_sub(v.state.compacted_tokens) >= threshold {
@@ -293,14 +298,7 @@ impl<S: EngineStore> Engine<S> {
         let mut events = Vec::new();
         let mut checkpoints = Vec::new();
         self.refresh_locked(trigger, &mut events, &mut checkpoints)?;
-        let v = self.view()?;
-        let wm = self.working_memory_of(&v)?;
-        Ok(Outcome {
-            value: (),
-            status: self.status_of(&v, wm.len()),
-            events,
-            checkpoints,
-        })
+        self.outcome((), events, checkpoints)
     }
 
     pub(crate) fn refresh_locked(
@@ -313,24 +311,12 @@ impl<S: EngineStore> Engine<S> {
         let cp = self.checkpoint_locked(&v, trigger)?;
         push_checkpoint(cp, events, checkpoints);
         let v = self.view()?;
-        let Some(session) = v
-            .session
-            .clone()
-            .filter(|s| v.state.session_id.as_deref() == Some(&s.id))
-        else {
+        let Some(session) = v.epoch_session().cloned() else {
             return Ok(());
         };
         let before = v.used();
-        let mut items = previous_summary(&session);
-        for op in self.store().operations_at(&v.state.seed_ops)? {
-            items.push(op_item(&op));
-        }
-        for op in self
-            .store()
-            .operations_after(&session.id, v.state.op_seq, usize::MAX)?
-        {
-            items.push(op_item(&op));
-        }
+        let mut items = summary_items(session.summary.as_deref().unwrap_or(""));
+        items.extend(self.epoch_operations(&v)?.iter().map(op_item));
         for m in self.live_messages(&v, usize::MAX)? {
             items.push(msg_item(&m));
         }
@@ -369,17 +355,13 @@ impl<S: EngineStore> Engine<S> {
                 },
             )],
             documents: docs,
-            compaction: Some(CompactionRecord {
-                session_id: Some(session.id.clone()),
-                kind: "refresh".into(),
-                created_at: self.now(),
-                input_tokens: summary.input_tokens,
-                output_tokens: summary.tokens,
-                audit: serde_json::to_value(&summary.audit).unwrap_or_default(),
-                summary: summary.text.clone(),
-                through_op_seq: op_head,
-                through_msg_seq: msg_head,
-            }),
+            compaction: Some(CompactionRecord::of(
+                &session.id,
+                "refresh",
+                self.now(),
+                &summary,
+                (op_head, msg_head),
+            )),
             operation: Some(self.action_op(
                 Some(&session.id),
                 json!({"action": "refresh", "trigger": trigger, "tokens_before": before,
@@ -410,32 +392,16 @@ impl<S: EngineStore> Engine<S> {
         let _g = self.lock();
         let mut events = Vec::new();
         self.optimize_locked(&mut events)?;
-        let v = self.view()?;
-        let wm = self.working_memory_of(&v)?;
-        Ok(Outcome {
-            value: (),
-            status: self.status_of(&v, wm.len()),
-            events,
-            checkpoints: Vec::new(),
-        })
+        self.outcome((), events, Vec::new())
     }
 
     pub(super) fn optimize_locked(&self, events: &mut Vec<EngineEvent>) -> Result<(), EngineError> {
         let v = self.view()?;
-        let Some(session) = v
-            .session
-            .clone()
-            .filter(|s| v.state.session_id.as_deref() == Some(&s.id))
-        else {
+        let Some(session) = v.epoch_session().cloned() else {
             return Ok(());
         };
         let now = self.now();
-        let mut epoch_ops = self.store().operations_at(&v.state.seed_ops)?;
-        let mut since = self
-            .store()
-            .operations_after(&session.id, v.state.op_seq, usize::MAX)?;
-        since.reverse();
-        epoch_ops.extend(since);
+        let epoch_ops = self.epoch_operations(&v)?;
         // Newest first, so "the last 5 validations" are the first 5 seen.
         let mut validations = 0;
         let mut pruned: Vec<i64> = Vec::new();

@@ -83,10 +83,7 @@ impl<S: EngineStore> Engine<S> {
                 Err(e) => return Err(e.into()),
             }
         };
-        let session = v
-            .session
-            .as_ref()
-            .filter(|s| v.state.session_id.as_deref() == Some(&s.id));
+        let session = v.epoch_session();
         let cp = Checkpoint {
             id: id.clone(),
             timestamp: at.rfc3339(),

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use serde_json::json;
 
-use super::actions::{msg_item, op_item, previous_summary, push_checkpoint};
+use super::actions::{msg_item, op_item, push_checkpoint, summary_items};
 use super::live;
 use super::state::EngineState;
 use super::store::{CompactionRecord, EngineCommit};
@@ -46,14 +46,7 @@ impl<S: EngineStore> Engine<S> {
         let last = self.store().last_compaction(&session.id, "session_log")?;
         let (mut items, op_from, msg_from) = match &last {
             Some(r) => (
-                compress::parse(&r.summary)
-                    .iter()
-                    .enumerate()
-                    .map(|(i, l)| SourceItem {
-                        order: i64::MIN / 2 + i as i64,
-                        ..l.to_item()
-                    })
-                    .collect(),
+                summary_items(&r.summary),
                 r.through_op_seq,
                 r.through_msg_seq,
             ),
@@ -90,17 +83,13 @@ impl<S: EngineStore> Engine<S> {
                 ..v.state.clone()
             };
             let commit = EngineCommit {
-                compaction: Some(CompactionRecord {
-                    session_id: Some(session.id.clone()),
-                    kind: "session_log".into(),
-                    created_at: self.now(),
-                    input_tokens: summary.input_tokens,
-                    output_tokens: summary.tokens,
-                    audit: serde_json::to_value(&summary.audit).unwrap_or_default(),
-                    summary: summary.text.clone(),
-                    through_op_seq: op_head,
-                    through_msg_seq: msg_head,
-                }),
+                compaction: Some(CompactionRecord::of(
+                    &session.id,
+                    "session_log",
+                    self.now(),
+                    &summary,
+                    (op_head, msg_head),
+                )),
                 operation: Some(self.action_op(
                     Some(&session.id),
                     json!({"action": "compact", "input_tokens": summary.input_tokens,
@@ -155,7 +144,7 @@ impl<S: EngineStore> Engine<S> {
         })?;
         let at = self.now();
         let report = SessionReport::build(&session, &ops, &decisions, &next, &blocked, at);
-        let mut items = previous_summary(&session);
+        let mut items = summary_items(session.summary.as_deref().unwrap_or(""));
         items.extend(
             self.store()
                 .operations_after(&session.id, v.state.op_seq, usize::MAX)?
@@ -178,7 +167,7 @@ impl<S: EngineStore> Engine<S> {
             .memory
             .render_documents()?
             .into_iter()
-            .map(|(k, d)| (k, self.fit_document(k, d)))
+            .map(|(k, d)| (k, self.fit_document(d)))
             .collect();
         let ctx = self.epoch_context(None, &docs, &[], &[])?;
         let (op_head, msg_head) = self.store().log_heads()?;
@@ -211,17 +200,13 @@ impl<S: EngineStore> Engine<S> {
                 },
             )],
             documents: docs,
-            compaction: Some(CompactionRecord {
-                session_id: Some(session.id.clone()),
-                kind: "session_end".into(),
-                created_at: at,
-                input_tokens: narrative.input_tokens,
-                output_tokens: narrative.tokens,
-                audit: serde_json::to_value(&narrative.audit).unwrap_or_default(),
-                summary: narrative.text.clone(),
-                through_op_seq: op_head,
-                through_msg_seq: msg_head,
-            }),
+            compaction: Some(CompactionRecord::of(
+                &session.id,
+                "session_end",
+                at,
+                &narrative,
+                (op_head, msg_head),
+            )),
             operation: Some(self.action_op(
                 Some(&session.id),
                 json!({"action": "session_end", "operations": report.total_operations}),
@@ -241,7 +226,7 @@ impl<S: EngineStore> Engine<S> {
     /// An episodic document over its compression threshold keeps its
     /// first lines (headings and the most urgent items come first) and
     /// says how many it left out; the full data stays in the entities.
-    pub(super) fn fit_document(&self, _kind: DocKind, text: String) -> String {
+    pub(super) fn fit_document(&self, text: String) -> String {
         let cap = self.cfg.profile.episodic_compression_threshold_tokens.value;
         let counter = self.memory.counter();
         if counter.count_up_to(&text, cap as usize).is_some() {

@@ -230,6 +230,14 @@ pub(crate) struct View {
 }
 
 impl View {
+    /// The active session, if the epoch belongs to it (a session started
+    /// outside the engine has no epoch until the next engine write).
+    pub fn epoch_session(&self) -> Option<&Session> {
+        self.session
+            .as_ref()
+            .filter(|s| self.state.session_id.as_deref() == Some(&s.id))
+    }
+
     pub fn local(&self) -> u64 {
         self.state.baseline + self.state.carried + self.totals.tokens()
     }
@@ -289,8 +297,8 @@ impl<S: EngineStore> Engine<S> {
             None => (EngineState::new(agent, self.now()), false),
         };
         let session = self.store().active_session(agent)?;
-        let totals = match (&state.session_id, &session) {
-            (Some(a), Some(s)) if *a == s.id => {
+        let totals = match &session {
+            Some(s) if state.session_id.as_deref() == Some(&s.id) => {
                 self.store()
                     .live_totals(&s.id, state.op_seq, state.msg_seq)?
             }
@@ -347,9 +355,7 @@ impl<S: EngineStore> Engine<S> {
     fn working_memory_of(&self, v: &View) -> Result<WorkingMemory, StoreError> {
         let (max_ops, max_tokens) = self.memory.working_limits();
         let mut recent: Vec<Operation> = Vec::new();
-        if let (Some(s), Some(a)) = (&v.session, &v.state.session_id)
-            && s.id == *a
-        {
+        if let Some(s) = v.epoch_session() {
             recent = self
                 .store()
                 .operations_after(&s.id, v.state.op_seq, max_ops)?;
@@ -365,9 +371,7 @@ impl<S: EngineStore> Engine<S> {
     /// The epoch's live messages, oldest first (seed, then since).
     fn live_messages(&self, v: &View, limit: usize) -> Result<Vec<Message>, StoreError> {
         let mut out = self.store().messages_at(&v.state.seed_msgs)?;
-        if let (Some(s), Some(a)) = (&v.session, &v.state.session_id)
-            && s.id == *a
-        {
+        if let Some(s) = v.epoch_session() {
             let mut since = self.store().messages_after(&s.id, v.state.msg_seq, limit)?;
             since.reverse();
             out.extend(since);
@@ -458,6 +462,16 @@ impl<S: EngineStore> Engine<S> {
                 other => break other?,
             }
         }
+        self.outcome(value, events, checkpoints)
+    }
+
+    /// A write's result with the window as it is after it.
+    pub(crate) fn outcome<T>(
+        &self,
+        value: T,
+        events: Vec<EngineEvent>,
+        checkpoints: Vec<Checkpoint>,
+    ) -> Result<Outcome<T>, EngineError> {
         let v = self.view()?;
         let wm = self.working_memory_of(&v)?;
         Ok(Outcome {
@@ -466,6 +480,20 @@ impl<S: EngineStore> Engine<S> {
             events,
             checkpoints,
         })
+    }
+
+    /// Every operation of the epoch, oldest first: the seed, then those
+    /// recorded since.
+    pub(crate) fn epoch_operations(&self, v: &View) -> Result<Vec<Operation>, StoreError> {
+        let mut ops = self.store().operations_at(&v.state.seed_ops)?;
+        if let Some(s) = v.epoch_session() {
+            let mut since = self
+                .store()
+                .operations_after(&s.id, v.state.op_seq, usize::MAX)?;
+            since.reverse();
+            ops.extend(since);
+        }
+        Ok(ops)
     }
 }
 

@@ -39,6 +39,30 @@ pub struct CompactionRecord {
     pub through_msg_seq: i64,
 }
 
+impl CompactionRecord {
+    /// The record of `summary`, covering the log up to `through`
+    /// (operation and message positions).
+    pub fn of(
+        session_id: &str,
+        kind: &str,
+        at: Timestamp,
+        summary: &crate::compress::Summary,
+        through: (i64, i64),
+    ) -> CompactionRecord {
+        CompactionRecord {
+            session_id: Some(session_id.to_string()),
+            kind: kind.to_string(),
+            created_at: at,
+            input_tokens: summary.input_tokens,
+            output_tokens: summary.tokens,
+            audit: serde_json::to_value(&summary.audit).unwrap_or_default(),
+            summary: summary.text.clone(),
+            through_op_seq: through.0,
+            through_msg_seq: through.1,
+        }
+    }
+}
+
 /// Puts a hot-context item back as it was at a checkpoint.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HotRestore {

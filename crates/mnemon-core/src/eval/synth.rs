@@ -313,7 +313,7 @@ fn conversation(rng: &mut Rng, c: usize, n_sessions: usize, n_turns: usize) -> C
     let questions = plants
         .iter()
         .enumerate()
-        .map(|(i, (p1, p2, q, answer, category))| {
+        .map(|(i, (p1, _, q, answer, category))| {
             let (first, second) = &planted_ids[i];
             let evidence: Vec<String> = match *category {
                 // Only the later fact answers "now".
@@ -325,7 +325,6 @@ fn conversation(rng: &mut Rng, c: usize, n_sessions: usize, n_turns: usize) -> C
             } else {
                 answer.clone()
             };
-            let _ = p2;
             Question {
                 id: format!("q{}", i + 1),
                 question: q.clone(),
