@@ -87,6 +87,9 @@ pub enum Command {
     Checkpoint(CheckpointCommand),
     /// Compress the session log; pinned items stay verbatim, originals stay stored.
     Compact(CompactArgs),
+    /// Shrink the live context: summarize completed phases, register large
+    /// files, keep state as changes, move large items to files, prune.
+    Optimize(OptimizeArgs),
     /// Refresh the live context now: checkpoint, summarize, start a new epoch.
     Refresh(AgentArg),
     /// Tell mnemon the prompt tokens your provider reported for the live context.
@@ -201,6 +204,18 @@ pub struct CompactArgs {
     /// Show what would be kept, summarized and dropped without saving.
     #[arg(long)]
     pub dry_run: bool,
+    #[command(flatten)]
+    pub agent: AgentArg,
+}
+
+#[derive(Debug, Args)]
+pub struct OptimizeArgs {
+    /// Report what each technique would save without changing anything.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Also list every operation replaced or pruned, with the reason.
+    #[arg(long)]
+    pub verbose: bool,
     #[command(flatten)]
     pub agent: AgentArg,
 }

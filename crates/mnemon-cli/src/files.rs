@@ -110,8 +110,48 @@ pub fn export(project: &Project, m: &ProjectMemory, keep_versions: u64) -> Resul
         let checkpoints = m.store().checkpoints(usize::MAX >> 1)?;
         written += checkpoints.len();
         write_stored_checkpoints(project, &checkpoints)?;
+        written += write_artifacts(project, m, None)?;
     }
     Ok(written)
+}
+
+/// The optimizer's files (`archive/phases/…`, `artifacts/…`) from the
+/// database, which holds them whole: `paths`, or every one when `None`.
+pub fn write_artifacts(
+    project: &Project,
+    m: &ProjectMemory,
+    paths: Option<&[String]>,
+) -> Result<usize> {
+    let Some(dir) = &project.dir else {
+        return Ok(0);
+    };
+    let all = match paths {
+        None => m.store().artifacts()?,
+        Some(paths) => {
+            let mut out = Vec::new();
+            for p in paths {
+                out.extend(m.store().artifact(p)?);
+            }
+            out
+        }
+    };
+    for a in &all {
+        // Paths come from the optimizer, but a database is an input too.
+        if a.path.split('/').any(|c| c == ".." || c.is_empty()) {
+            anyhow::bail!(
+                "artifact path `{}` leaves .mnemon/; the database is damaged",
+                a.path
+            );
+        }
+        let file = dir.join(&a.path);
+        if let Some(parent) = file.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        let text = serde_json::to_string_pretty(&a.content)?;
+        write_atomically(&file, text.as_bytes())?;
+    }
+    Ok(all.len())
 }
 
 /// `checkpoints/<id>.json`, exactly as stored.

@@ -45,6 +45,7 @@ fn main() -> ExitCode {
         Command::Export => commands::doc::export(g),
         Command::Checkpoint(c) => commands::checkpoint::run(g, c),
         Command::Compact(a) => commands::checkpoint::compact(g, a),
+        Command::Optimize(a) => commands::optimize::run(g, a),
         Command::Refresh(a) => commands::checkpoint::refresh(g, a),
         Command::ReportUsage(a) => commands::checkpoint::report_usage(g, a),
         Command::Context(a) => commands::context::context(g, a),

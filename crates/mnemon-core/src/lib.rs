@@ -20,6 +20,7 @@ pub mod eval;
 pub mod importance;
 pub mod memory;
 pub mod models;
+pub mod optimize;
 pub mod profile;
 pub mod setup;
 pub mod text;

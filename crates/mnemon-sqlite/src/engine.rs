@@ -6,6 +6,7 @@ use mnemon_core::engine::{
     STATE_CONFLICT, StoredCheckpoint,
 };
 use mnemon_core::memory::{HotItem, Message, Operation, Priority, StoreError, Timestamp};
+use mnemon_core::optimize::{Artifact, Substitution};
 use rusqlite::{OptionalExtension, Row, params};
 
 use crate::SqliteStore;
@@ -266,6 +267,18 @@ impl EngineStore for SqliteStore {
         .map_err(|e| self.err(e))
     }
 
+    fn substitutions(&self, seqs: &[i64]) -> Result<Vec<Substitution>, StoreError> {
+        self.read_substitutions(seqs)
+    }
+
+    fn artifact(&self, path: &str) -> Result<Option<Artifact>, StoreError> {
+        Ok(self.read_artifacts(Some(path))?.pop())
+    }
+
+    fn artifacts(&self) -> Result<Vec<Artifact>, StoreError> {
+        self.read_artifacts(None)
+    }
+
     fn commit(&self, c: &EngineCommit) -> Result<Option<Operation>, StoreError> {
         let state_json = match &c.state {
             Some((_, st)) => Some(serde_json::to_string(st).map_err(json_err)?),
@@ -331,6 +344,7 @@ impl EngineStore for SqliteStore {
                 }
                 crate::hot::bump(tx, &self.project_id).map_err(|e| self.err(e))?;
             }
+            self.write_optimized(tx, &c.substitutions, &c.artifacts, c.at)?;
             match &c.operation {
                 Some(op) => insert_operation(tx, self, op).map(Some),
                 None => Ok(None),

@@ -18,6 +18,7 @@ mod error;
 mod hot;
 mod log;
 mod migrate;
+mod optimizer;
 mod search;
 mod sessions;
 

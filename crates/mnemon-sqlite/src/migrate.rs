@@ -25,6 +25,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (5, "engine", include_str!("../migrations/0005_engine.sql")),
     (6, "search", include_str!("../migrations/0006_search.sql")),
     (7, "vocab", include_str!("../migrations/0007_vocab.sql")),
+    (
+        8,
+        "optimizer",
+        include_str!("../migrations/0008_optimizer.sql"),
+    ),
 ];
 
 /// The schema version this build writes.

@@ -14,6 +14,11 @@ use crate::project::{Project, ProjectEngine};
 /// thing the engine did on its own (on stderr, so stdout stays the result).
 pub fn after<T>(project: &Project, e: &ProjectEngine, g: &Global, out: &Outcome<T>) -> Result<()> {
     crate::files::write_checkpoints(project, e.memory(), &out.checkpoints)?;
+    for ev in &out.events {
+        if let EngineEvent::Optimized { artifacts, .. } = ev {
+            crate::files::write_artifacts(project, e.memory(), Some(artifacts))?;
+        }
+    }
     crate::files::refresh_views(project, e.memory())?;
     if !g.json {
         for ev in &out.events {
@@ -61,13 +66,19 @@ pub fn notice(ev: &EngineEvent) -> String {
             format!("{BOLD}checkpoint{BOLD:#} {id} ({trigger})")
         }
         EngineEvent::Optimized {
-            removed,
+            items,
             tokens_before,
             tokens_after,
+            artifacts,
         } => format!(
-            "{BOLD}optimized{BOLD:#}: pruned {removed} items, {} → {} tokens",
+            "{BOLD}optimized{BOLD:#}: {items} items replaced or pruned, {} → {} tokens{}",
             thousands(*tokens_before),
-            thousands(*tokens_after)
+            thousands(*tokens_after),
+            if artifacts.is_empty() {
+                String::new()
+            } else {
+                format!(", {} files written", artifacts.len())
+            }
         ),
         EngineEvent::Refreshed {
             trigger,

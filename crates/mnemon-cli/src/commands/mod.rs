@@ -10,6 +10,7 @@ pub mod hot;
 pub mod init;
 pub mod log;
 pub mod models;
+pub mod optimize;
 pub mod session;
 pub mod status;
 pub mod tokens;

@@ -231,7 +231,7 @@ impl<S: EngineStore> Engine<S> {
         if let Some(z) = rising {
             match w.action(z) {
                 Action::OptimizeThenCheckpoint => {
-                    self.optimize_locked(events)?;
+                    self.optimize_locked(false, events)?;
                     let v = self.view()?;
                     let cp = self.checkpoint_locked(&v, trigger_for(z))?;
                     push_checkpoint(cp, events, checkpoints);
@@ -381,92 +381,6 @@ impl<S: EngineStore> Engine<S> {
             pinned_deferred: summary.audit.pinned_deferred.len(),
         });
         events.extend(wevents.into_iter().map(window_event));
-        Ok(())
-    }
-
-    /// The orange-zone optimization: prunes working memory (debug traces
-    /// older than an hour, all but the last 5 validation results) and
-    /// rebuilds the live context from what remains. Does nothing unless it
-    /// saves tokens.
-    pub fn optimize(&self) -> Result<Outcome<()>, EngineError> {
-        let _g = self.lock();
-        let mut events = Vec::new();
-        self.optimize_locked(&mut events)?;
-        self.outcome((), events, Vec::new())
-    }
-
-    pub(super) fn optimize_locked(&self, events: &mut Vec<EngineEvent>) -> Result<(), EngineError> {
-        let v = self.view()?;
-        let Some(session) = v.epoch_session().cloned() else {
-            return Ok(());
-        };
-        let now = self.now();
-        let epoch_ops = self.epoch_operations(&v)?;
-        // Newest first, so "the last 5 validations" are the first 5 seen.
-        let mut validations = 0;
-        let mut pruned: Vec<i64> = Vec::new();
-        let mut saved = 0;
-        for op in epoch_ops.iter().rev() {
-            let trace = op.kind.contains("debug") || op.kind.contains("trace");
-            let old_trace = trace && now.0 - op.created_at.0 > HOUR_MS;
-            let old_validation = op.kind == "validation" && {
-                validations += 1;
-                validations > 5
-            };
-            if old_trace || old_validation {
-                pruned.push(op.seq);
-                saved += op.tokens;
-            }
-        }
-        if pruned.is_empty() {
-            return Ok(());
-        }
-        let before = v.used();
-        let wm = self.working_memory_of(&v)?;
-        let mut kept: Vec<i64> = wm
-            .recent()
-            .map(|o| o.seq)
-            .filter(|s| !pruned.contains(s))
-            .collect();
-        kept.reverse();
-        let msgs: Vec<i64> = self.live_messages(&v, 200)?.iter().map(|m| m.seq).collect();
-        let (op_head, msg_head) = self.store().log_heads()?;
-        // The epoch goes on without the pruned items: what was added so far
-        // is carried, less what pruning removed.
-        let carried = (v.state.carried + v.totals.tokens()).saturating_sub(saved);
-        let local = v.state.baseline + carried;
-        let after = match v.state.reported {
-            Some((tokens, at_local)) => (tokens
-                + v.calibration.apply(v.local().saturating_sub(at_local)))
-            .saturating_sub(v.calibration.apply(saved)),
-            None => v.calibration.apply(local),
-        };
-        let w = &self.cfg.window;
-        let state = EngineState {
-            carried,
-            op_seq: op_head,
-            msg_seq: msg_head,
-            seed_ops: kept,
-            seed_msgs: msgs,
-            zone: w.zone(after),
-            emergency: w.is_emergency(after),
-            reported: v.state.reported.map(|_| (after, local)),
-            ..v.state.clone()
-        };
-        let removed = pruned.len();
-        let commit = EngineCommit {
-            operation: Some(self.action_op(
-                Some(&session.id),
-                json!({"action": "optimize", "pruned": removed, "tokens_before": before, "tokens_after": after}),
-            )),
-            ..EngineCommit::default()
-        };
-        self.commit_state(&v, state, commit)?;
-        events.push(EngineEvent::Optimized {
-            removed,
-            tokens_before: before,
-            tokens_after: after,
-        });
         Ok(())
     }
 }

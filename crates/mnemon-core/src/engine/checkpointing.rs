@@ -97,7 +97,7 @@ impl<S: EngineStore> Engine<S> {
                 plan_manifest_path: ".mnemon/memory/work_plan.md".into(),
                 phase_summary_path: session
                     .map(|s| format!(".mnemon/sessions/session_{}.md", s.id)),
-                artifacts_registry_path: ".mnemon/artifacts/".into(),
+                artifacts_registry_path: format!(".mnemon/{}", crate::optimize::REGISTRY_PATH),
                 decision_records_path: ".mnemon/decisions/".into(),
                 working_memory_snapshot: Snapshot {
                     format: FORMAT,

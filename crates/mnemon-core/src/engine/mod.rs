@@ -20,6 +20,7 @@ mod checkpointing;
 mod context;
 mod ending;
 pub mod live;
+mod optimizing;
 mod state;
 mod store;
 mod summary;
@@ -33,6 +34,7 @@ pub use checkpointing::Resumed;
 pub use context::ContextRequest;
 pub use ending::Compaction;
 pub use live::{LiveCaps, LiveContext};
+pub use optimizing::OptimizeReport;
 pub use state::{ACTION_KIND, Calibration, EngineState, LiveTotals};
 pub use store::{
     CompactionRecord, EngineCommit, EngineStore, HotRestore, STATE_CONFLICT, StoredCheckpoint,
@@ -150,9 +152,12 @@ pub enum EngineEvent {
         trigger: String,
     },
     Optimized {
-        removed: usize,
+        /// Operations replaced or hidden.
+        items: usize,
         tokens_before: u64,
         tokens_after: u64,
+        /// Files under `.mnemon/` now holding what left the context.
+        artifacts: Vec<String>,
     },
     Refreshed {
         trigger: String,
@@ -365,6 +370,7 @@ impl<S: EngineStore> Engine<S> {
                 recent.extend(seed);
             }
         }
+        let recent = self.substituted(recent)?;
         Ok(WorkingMemory::rebuild(max_ops, max_tokens, &recent))
     }
 

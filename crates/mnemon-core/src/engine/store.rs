@@ -9,6 +9,7 @@ use crate::memory::{
     DocKind, HotItem, HotStatus, Message, Operation, OperationDraft, Priority, SessionChange,
     Store, StoreError, Timestamp,
 };
+use crate::optimize::{Artifact, Substitution};
 
 /// A checkpoint as stored: its JSON text is the file's content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -89,6 +90,10 @@ pub struct EngineCommit {
     pub at: Timestamp,
     pub compaction: Option<CompactionRecord>,
     pub hot_restore: Vec<HotRestore>,
+    /// Optimizer results: replaces any earlier substitution of the same
+    /// operation, and any artifact at the same path.
+    pub substitutions: Vec<Substitution>,
+    pub artifacts: Vec<Artifact>,
 }
 
 /// Prefix of the error a commit returns when another writer moved the
@@ -138,6 +143,11 @@ pub trait EngineStore: Store {
     ) -> Result<Option<CompactionRecord>, StoreError>;
     /// Newest first.
     fn compactions(&self, limit: usize) -> Result<Vec<CompactionRecord>, StoreError>;
+    /// The optimizer's substitutions for operations at `seqs`.
+    fn substitutions(&self, seqs: &[i64]) -> Result<Vec<Substitution>, StoreError>;
+    fn artifact(&self, path: &str) -> Result<Option<Artifact>, StoreError>;
+    /// Every artifact, by path.
+    fn artifacts(&self) -> Result<Vec<Artifact>, StoreError>;
     /// Applies every part of `c` in one transaction, or nothing. Returns the
     /// stored operation, if one was given.
     fn commit(&self, c: &EngineCommit) -> Result<Option<Operation>, StoreError>;

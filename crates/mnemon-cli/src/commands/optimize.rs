@@ -1,0 +1,75 @@
+//! `mnemon optimize`: the five techniques on demand, with what each saved.
+
+use anyhow::Result;
+
+use crate::cli::{Global, OptimizeArgs};
+use crate::output::{BOLD, DIM, json, thousands};
+use crate::project::Project;
+
+pub fn run(g: &Global, a: &OptimizeArgs) -> Result<()> {
+    let project = Project::find(g.dir.as_deref())?;
+    let e = project.engine(a.agent.agent.as_deref())?;
+    let out = e.optimize(a.dry_run)?;
+    if !a.dry_run {
+        crate::files::write_artifacts(&project, e.memory(), Some(&out.value.artifacts))?;
+        crate::files::refresh_views(&project, e.memory())?;
+    }
+    let r = &out.value;
+    if g.json {
+        return json(&out);
+    }
+    anstream::println!(
+        "{BOLD}{}{BOLD:#}: {} → {} tokens ({} saved)",
+        if r.dry_run {
+            "would optimize"
+        } else {
+            "optimized"
+        },
+        thousands(r.tokens_before),
+        thousands(r.tokens_after),
+        thousands(r.tokens_saved)
+    );
+    anstream::println!(
+        "{DIM}{:<20} {:>6} {:>10} {:>10} {:>10}{DIM:#}",
+        "technique",
+        "items",
+        "before",
+        "after",
+        "saved"
+    );
+    for t in &r.techniques {
+        anstream::println!(
+            "{:<20} {:>6} {:>10} {:>10} {:>10}",
+            t.technique.name(),
+            t.items,
+            thousands(t.tokens_before),
+            thousands(t.tokens_after),
+            thousands(t.tokens_saved)
+        );
+    }
+    if a.verbose {
+        for s in &r.substitutions {
+            anstream::println!(
+                "  o{} {}: {} ({} → {} tokens)",
+                s.op_seq,
+                s.technique.name(),
+                s.reason,
+                thousands(s.original_tokens),
+                thousands(s.tokens_after())
+            );
+        }
+    }
+    if !r.artifacts.is_empty() {
+        anstream::println!(
+            "{DIM}{} under .mnemon/: {}{DIM:#}",
+            if r.dry_run { "would write" } else { "wrote" },
+            r.artifacts.join(", ")
+        );
+    }
+    if r.substitutions.is_empty() {
+        anstream::println!(
+            "{DIM}nothing to optimize: no completed phase, large file, state, large item or stale trace in the live context{DIM:#}"
+        );
+    }
+    Ok(())
+}
