@@ -139,7 +139,8 @@ pub struct ContextArgs {
     /// Tokens the context may use (default: the preset's, else what the window has left).
     #[arg(long, value_name = "TOKENS")]
     pub budget: Option<u64>,
-    /// tiers, conversation, router, planner, phase:planning, phase:execution, phase:validation.
+    /// tiers, qa, conversation, router, planner, phase:planning, phase:execution,
+    /// phase:validation, or a plan of your own from config's [plans.<name>].
     #[arg(long, default_value = "tiers", value_name = "PRESET")]
     pub preset: String,
     /// Fill the fragments section with what best matches this.

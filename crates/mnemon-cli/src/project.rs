@@ -212,8 +212,10 @@ impl Project {
             .model
             .as_ref()
             .map_or_else(|| "default".to_string(), |m| m.id.clone());
+        let config = &self.load_config()?.config;
         let mut cfg = mnemon_core::engine::EngineConfig::new(setup.window, setup.profile, &model);
-        cfg.keep_versions = self.load_config()?.config.episodic.keep_versions;
+        cfg.keep_versions = config.episodic.keep_versions;
+        cfg.optimizer = config.optimization.thresholds(&cfg.profile);
         Ok(mnemon_core::engine::Engine::new(memory, cfg))
     }
 }

@@ -43,7 +43,10 @@ fn offers() -> impl Strategy<Value = BTreeMap<SectionKind, Vec<Candidate>>> {
     prop::collection::vec(
         (
             prop::sample::select(SectionKind::ALL.to_vec()),
-            prop::collection::vec((text(), 0u8..40, any::<bool>()), 0..12),
+            prop::collection::vec(
+                (text(), 0u8..40, any::<bool>(), proptest::option::of(text())),
+                0..12,
+            ),
         ),
         0..9,
     )
@@ -51,7 +54,20 @@ fn offers() -> impl Strategy<Value = BTreeMap<SectionKind, Vec<Candidate>>> {
         let mut out: BTreeMap<SectionKind, Vec<Candidate>> = BTreeMap::new();
         for (kind, items) in secs {
             let v = out.entry(kind).or_default();
-            for (t, id, user) in items {
+            for (t, id, user, short) in items {
+                let role = Some(if user { Role::User } else { Role::Assistant });
+                // Some offer a shorter form with the same id.
+                let excerpt = short.map(|text| {
+                    Box::new(Candidate {
+                        id: format!("x{id}"),
+                        provenance: vec![format!("x{id}")],
+                        text,
+                        score: 0.5,
+                        order: id as i64,
+                        role,
+                        excerpt: None,
+                    })
+                });
                 v.push(Candidate {
                     // Ids repeat across sections on purpose.
                     id: format!("x{id}"),
@@ -59,7 +75,8 @@ fn offers() -> impl Strategy<Value = BTreeMap<SectionKind, Vec<Candidate>>> {
                     text: t,
                     score: 0.5,
                     order: id as i64,
-                    role: Some(if user { Role::User } else { Role::Assistant }),
+                    role,
+                    excerpt,
                 });
             }
         }
@@ -132,6 +149,7 @@ fn space_a_section_does_not_use_flows_to_the_others() {
             score: 0.5,
             order: 200 - i,
             role: None,
+            excerpt: None,
         })
         .collect();
     let offers: BTreeMap<_, _> = [(SectionKind::WorkingMemory, working)]
@@ -159,6 +177,7 @@ fn required_sections_that_do_not_fit_say_what_they_need() {
         score: 1.0,
         order: 0,
         role: None,
+        excerpt: None,
     }];
     let offers: BTreeMap<_, _> = [(SectionKind::HotContext, hot)].into_iter().collect();
     let a = Assembler {
@@ -175,4 +194,60 @@ fn required_sections_that_do_not_fit_say_what_they_need() {
     assert_eq!((budget, sections.as_str()), (50, "hot_context"));
     assert!(need > 150, "{need}");
     assert!(a.assemble(&plan, need, &offers).is_ok());
+}
+
+#[test]
+fn a_fragment_too_long_to_fit_comes_in_as_its_best_sentences() {
+    use mnemon_core::assemble::candidates::best_sentences;
+    let long = "The team met on Monday. ".repeat(30)
+        + "Alice chose PostgreSQL for the billing service. "
+        + &"Lunch was late again. ".repeat(30);
+    let terms = vec!["postgres".to_string(), "billing".to_string()];
+    let e = best_sentences(&long, &terms, 2).unwrap();
+    assert_eq!(e, "Alice chose PostgreSQL for the billing service.");
+    assert_eq!(best_sentences("One sentence only.", &terms, 2), None);
+    assert_eq!(
+        best_sentences("No match here. None at all.", &terms, 2),
+        None
+    );
+
+    let counter = OpenAiBpe::new(Encoding::Cl100kBase);
+    let whole = Candidate {
+        id: "o7".into(),
+        provenance: Vec::new(),
+        text: format!("- [o7] {long}"),
+        score: 1.0,
+        order: 0,
+        role: None,
+        excerpt: Some(Box::new(Candidate {
+            id: "o7".into(),
+            provenance: vec!["o7".into()],
+            text: format!("- [o7 excerpt] {e}"),
+            score: 1.0,
+            order: 0,
+            role: None,
+            excerpt: None,
+        })),
+    };
+    let plan = BudgetPlan::preset("qa").unwrap();
+    let offers: BTreeMap<_, _> = [(SectionKind::Fragments, vec![whole])]
+        .into_iter()
+        .collect();
+    let a = Assembler {
+        counter: &counter,
+        chat: CHATML,
+        format: Format::Markdown,
+    };
+    let out = a.assemble(&plan, 120, &offers).unwrap();
+    assert!(out.tokens <= 120);
+    assert!(
+        out.text.contains("- [o7 excerpt] Alice chose PostgreSQL"),
+        "{}",
+        out.text
+    );
+    let out = a.assemble(&plan, 2_000, &offers).unwrap();
+    assert!(
+        out.text.contains("Lunch was late again."),
+        "the whole record when it fits"
+    );
 }

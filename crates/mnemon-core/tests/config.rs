@@ -179,3 +179,40 @@ fn every_problem_at_once() {
     let text = "[context_window]\nutilization_limit = 0\n\n[episodic]\nkeep_versions = 0\n\n[session]\ncompression_target_ratio = 1.0\n";
     insta::assert_snapshot!(error_text(text, &[]));
 }
+
+#[test]
+fn a_plan_of_ones_own_and_phase_plans_from_phase_budgets() {
+    let text = "[plans.review]\nreserve = 0.1\nbudget = 2000\nsections = [\n  { kind = \"hot_context\", required = true },\n  { kind = \"decisions\", share = 0.4 },\n  { kind = \"fragments\", share = 0.4, min_tokens = 200 },\n]\n\n[phase_budgets.execution]\ntask_context = 0.5\ncode_generation = 0.2\nvalidation = 0.1\n";
+    let c = load(file(text), &[]).unwrap().config;
+    let p = c.plan("review").unwrap();
+    assert_eq!(p.default_budget, Some(2_000));
+    assert_eq!(p.reserve_ppm, 100_000);
+    assert_eq!(p.sections.len(), 3);
+    assert!(p.sections[0].required);
+    let e = c.plan("phase:execution").unwrap();
+    assert_eq!(
+        e.sections[1].share_ppm, 500_000,
+        "task_context fills working memory"
+    );
+    // Defaults reproduce the built-in phase presets exactly.
+    let d = Config::default();
+    for phase in ["phase:planning", "phase:execution", "phase:validation"] {
+        assert_eq!(
+            d.plan(phase).unwrap(),
+            mnemon_core::assemble::BudgetPlan::preset(phase).unwrap()
+        );
+    }
+    assert_eq!(
+        d.plan("qa").unwrap(),
+        mnemon_core::assemble::BudgetPlan::preset("qa").unwrap()
+    );
+    assert!(c.plan("nope").unwrap_err().to_string().contains("review"));
+}
+
+#[test]
+fn bad_plans_and_components() {
+    insta::assert_snapshot!(error_text(
+        "[plans.qa]\nsections = [{ kind = \"fragments\", share = 1.0 }]\n\n[plans.mine]\nsections = [{ kind = \"fragmnets\", share = 0.5 }]\n\n[plans.big]\nsections = [{ kind = \"fragments\", share = 0.7 }, { kind = \"decisions\", share = 0.6 }]\n\n[phase_budgets.planning]\nrequirements = 0.1\n",
+        &[]
+    ));
+}

@@ -399,3 +399,29 @@ proptest! {
         prop_assert_eq!(plan.reports().iter().map(|r| r.tokens_saved).sum::<u64>(), total as u64);
     }
 }
+
+#[test]
+fn config_turns_techniques_off_and_moves_their_thresholds() {
+    let p = ProfileParams::for_window(128_000);
+    let log: String = (1..=300).map(sentence).collect::<Vec<_>>().join(" ");
+    let mut ops = vec![op(1, "test_output", Value::String(log), None, 0)];
+    ops.extend((2..=9).map(|i| op(i, "validation", json!(format!("validation {i}")), None, 0)));
+    let c = mnemon_core::config::Config::default();
+    let mut i = input(&ops, None, &p);
+    i.thresholds = c.optimization.thresholds(&p);
+    assert_eq!(
+        i.thresholds,
+        Thresholds::of(&p),
+        "the defaults are the seed's"
+    );
+    assert_eq!(run(&i).substitutions.len(), 4);
+    let mut c = c;
+    c.optimization.pruning_enabled = false;
+    c.optimization.external_storage_enabled = false;
+    i.thresholds = c.optimization.thresholds(&p);
+    assert!(run(&i).is_empty());
+    c.optimization.pruning_enabled = true;
+    c.optimization.prune_validation_history_keep_last = 2;
+    i.thresholds = c.optimization.thresholds(&p);
+    assert_eq!(run(&i).substitutions.len(), 6);
+}

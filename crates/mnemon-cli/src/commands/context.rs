@@ -1,7 +1,7 @@
 //! `mnemon context` (what to send) and `mnemon search` (across every tier).
 
 use anyhow::Result;
-use mnemon_core::assemble::{BudgetPlan, Format};
+use mnemon_core::assemble::Format;
 use mnemon_core::engine::ContextRequest;
 
 use crate::cli::{ContextArgs, Global, SearchArgs};
@@ -10,9 +10,10 @@ use crate::project::Project;
 
 pub fn context(g: &Global, a: &ContextArgs) -> Result<()> {
     let format: Format = a.format.parse().map_err(anyhow::Error::msg)?;
-    let plan = BudgetPlan::preset(&a.preset)?;
     let project = Project::find(g.dir.as_deref())?;
-    let setup = project.setup(project.load_config()?, None)?;
+    let loaded = project.load_config()?;
+    let plan = loaded.config.plan(&a.preset)?;
+    let setup = project.setup(loaded, None)?;
     let e = project.engine(a.agent.agent.as_deref())?;
     let out = e.context(&ContextRequest {
         plan,

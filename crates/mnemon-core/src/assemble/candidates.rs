@@ -16,6 +16,7 @@ pub fn hot(h: &HotContext) -> Vec<Candidate> {
         score: 1.0,
         order: 0,
         role: None,
+        excerpt: None,
     }]
 }
 
@@ -30,6 +31,7 @@ pub fn operations(newest_first: &[Operation]) -> Vec<Candidate> {
             score: o.importance,
             order: o.seq,
             role: None,
+            excerpt: None,
         })
         .collect()
 }
@@ -45,6 +47,7 @@ pub fn messages(newest_first: &[Message]) -> Vec<Candidate> {
             score: m.importance,
             order: m.seq,
             role: Some(m.role),
+            excerpt: None,
         })
         .collect()
 }
@@ -74,6 +77,7 @@ pub fn document(name: &str, text: &str) -> Vec<Candidate> {
             score: 1.0,
             order: i as i64,
             role: None,
+            excerpt: None,
         })
         .collect()
 }
@@ -94,6 +98,7 @@ pub fn summary(text: &str) -> Vec<Candidate> {
             score: 0.5,
             order: i as i64,
             role: None,
+            excerpt: None,
         })
         .collect()
 }
@@ -116,6 +121,7 @@ pub fn decisions(newest_first: &[DecisionRecord]) -> Vec<Candidate> {
             score: 1.0,
             order: -(i as i64),
             role: None,
+            excerpt: None,
         })
         .collect()
 }
@@ -136,22 +142,79 @@ pub fn entities(most_urgent_first: &[Entity]) -> Vec<Candidate> {
             score: 1.0 - e.priority as f64 / 10.0,
             order: e.number as i64,
             role: None,
+            excerpt: None,
         })
         .collect()
 }
 
-/// Retrieved fragments, best first.
-pub fn fragments(ranked: &[super::retrieve::Ranked]) -> Vec<Candidate> {
+/// Retrieved fragments, best first. Each carries an excerpt of its best
+/// sentences for `query`, for when the whole record does not fit.
+pub fn fragments(ranked: &[super::retrieve::Ranked], query: &str) -> Vec<Candidate> {
+    let terms = super::retrieve::query_terms(query);
     ranked
         .iter()
         .enumerate()
-        .map(|(i, r)| Candidate {
-            id: r.hit.id.clone(),
-            provenance: Vec::new(),
-            text: format!("- [{}] {}", r.hit.id, r.hit.text.replace('\n', " ")),
-            score: r.score,
-            order: i as i64,
-            role: None,
+        .map(|(i, r)| {
+            let text = r.hit.text.replace('\n', " ");
+            let excerpt = best_sentences(&r.hit.text, &terms, EXCERPT_SENTENCES).map(|e| {
+                Box::new(Candidate {
+                    id: r.hit.id.clone(),
+                    provenance: vec![r.hit.id.clone()],
+                    text: format!("- [{} excerpt] {e}", r.hit.id),
+                    score: r.score,
+                    order: i as i64,
+                    role: None,
+                    excerpt: None,
+                })
+            });
+            Candidate {
+                id: r.hit.id.clone(),
+                provenance: Vec::new(),
+                text: format!("- [{}] {text}", r.hit.id),
+                score: r.score,
+                order: i as i64,
+                role: None,
+                excerpt,
+            }
         })
         .collect()
+}
+
+/// An excerpt holds at most this many sentences.
+const EXCERPT_SENTENCES: usize = 2;
+
+/// The sentences of `text` that match the most query words (as prefixes,
+/// the way retrieval matches), at most `max`, in their original order and
+/// joined by ` … `. `None` when no sentence matches or nothing would be cut.
+pub fn best_sentences(text: &str, terms: &[String], max: usize) -> Option<String> {
+    let sentences = crate::compress::sentences::split(text);
+    if sentences.len() < 2 || terms.is_empty() {
+        return None;
+    }
+    let mut scored: Vec<(usize, usize)> = sentences
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let words = crate::compress::sentences::terms(s);
+            let hits = terms
+                .iter()
+                .filter(|t| words.iter().any(|w| w.starts_with(t.as_str())))
+                .count();
+            (hits, i)
+        })
+        .filter(|(hits, _)| *hits > 0)
+        .collect();
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.truncate(max);
+    if scored.is_empty() || scored.len() == sentences.len() {
+        return None;
+    }
+    scored.sort_by_key(|(_, i)| *i);
+    Some(
+        scored
+            .iter()
+            .map(|(_, i)| sentences[*i])
+            .collect::<Vec<_>>()
+            .join(" … "),
+    )
 }

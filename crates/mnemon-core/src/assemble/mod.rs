@@ -12,7 +12,7 @@
 //! exceeds the budget by a single token. No candidate id appears twice.
 
 pub mod candidates;
-mod plan;
+pub mod plan;
 pub mod retrieve;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -37,6 +37,10 @@ pub struct Candidate {
     pub order: i64,
     /// For recent messages: who said it (the messages format sends it as is).
     pub role: Option<Role>,
+    /// A shorter form with the same id (a fragment's best sentences), used
+    /// when the whole item does not fit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub excerpt: Option<Box<Candidate>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -171,20 +175,31 @@ impl Assembler<'_> {
                 let mut section_cost: u64 = chosen.get(&s.kind).map_or(0, |v| {
                     v.iter().map(|c| cost(c)).sum::<u64>() + heading(s.kind)
                 });
-                for c in offer(s.kind) {
-                    if used_ids.contains(c.id.as_str()) {
+                for whole in offer(s.kind) {
+                    if used_ids.contains(whole.id.as_str()) {
                         continue;
                     }
-                    let mut add = cost(c);
-                    if section_cost == 0 {
-                        add += heading(s.kind);
-                    }
-                    if section_cost + add > cap || estimate + add > usable {
+                    let head = if section_cost == 0 {
+                        heading(s.kind)
+                    } else {
+                        0
+                    };
+                    let fits = |c: &Candidate| {
+                        let add = cost(c) + head;
+                        section_cost + add <= cap && estimate + add <= usable
+                    };
+                    // Shares go to whole items; an excerpt only takes
+                    // space left over at the end.
+                    let Some(c) = std::iter::once(whole)
+                        .chain(whole.excerpt.as_deref().filter(|_| pass == 1))
+                        .find(|c| fits(c))
+                    else {
                         if pass == 0 {
                             break;
                         }
                         continue;
-                    }
+                    };
+                    let add = cost(c) + head;
                     section_cost += add;
                     estimate += add;
                     used_ids.insert(&c.id);

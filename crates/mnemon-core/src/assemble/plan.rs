@@ -108,6 +108,61 @@ fn s(kind: SectionKind, priority: u8, share: f64, required: bool) -> SectionPlan
     }
 }
 
+/// Design v2 §1.3's buffer, kept free in every phase.
+pub const DEFAULT_PHASE_BUFFER: f64 = 0.15;
+
+/// Design v2 §1.3's phase budgets: shares of the window per component.
+pub const DEFAULT_PHASE_BUDGETS: [(&str, &[(&str, f64)]); 3] = [
+    (
+        "planning",
+        &[
+            ("requirements_analysis", 0.10),
+            ("decision_records", 0.07),
+            ("task_breakdown", 0.05),
+        ],
+    ),
+    (
+        "execution",
+        &[
+            ("task_context", 0.35),
+            ("code_generation", 0.15),
+            ("validation", 0.10),
+        ],
+    ),
+    (
+        "validation",
+        &[
+            ("test_results", 0.08),
+            ("quality_scores", 0.05),
+            ("review", 0.02),
+        ],
+    ),
+];
+
+/// Where each of design v2's budget components comes from in mnemon's
+/// memory.
+pub const PHASE_COMPONENTS: [(&str, SectionKind); 9] = [
+    ("requirements_analysis", SectionKind::ProjectState),
+    ("decision_records", SectionKind::Decisions),
+    ("task_breakdown", SectionKind::WorkPlan),
+    ("task_context", SectionKind::WorkingMemory),
+    ("code_generation", SectionKind::Fragments),
+    ("validation", SectionKind::EntityFacts),
+    ("test_results", SectionKind::WorkingMemory),
+    ("quality_scores", SectionKind::EntityFacts),
+    ("review", SectionKind::Decisions),
+];
+
+/// A budget component's section: one of [`PHASE_COMPONENTS`] or a section
+/// name.
+pub fn component_section(name: &str) -> Option<SectionKind> {
+    PHASE_COMPONENTS
+        .iter()
+        .find(|(c, _)| *c == name)
+        .map(|(_, k)| *k)
+        .or_else(|| SectionKind::parse(name))
+}
+
 pub const PRESETS: [&str; 8] = [
     "tiers",
     "qa",
@@ -175,40 +230,17 @@ impl BudgetPlan {
                 Some(1_000),
             ),
             // Design v2 §1.3, with its 15 % buffer kept free.
-            "phase:planning" => (
-                0.15,
-                vec![
-                    s(HotContext, 0, 0.0, true),
-                    s(ProjectState, 1, 0.10, false),
-                    s(Decisions, 2, 0.07, false),
-                    s(WorkPlan, 3, 0.05, false),
-                    s(SessionSummary, 4, 0.0, false),
-                    s(Fragments, 5, 0.0, false),
-                ],
-                None,
-            ),
-            "phase:execution" => (
-                0.15,
-                vec![
-                    s(HotContext, 0, 0.0, true),
-                    s(WorkingMemory, 1, 0.35, false),
-                    s(Fragments, 2, 0.15, false),
-                    s(EntityFacts, 3, 0.10, false),
-                    s(SessionSummary, 4, 0.0, false),
-                ],
-                None,
-            ),
-            "phase:validation" => (
-                0.15,
-                vec![
-                    s(HotContext, 0, 0.0, true),
-                    s(WorkingMemory, 1, 0.08, false),
-                    s(EntityFacts, 2, 0.05, false),
-                    s(Decisions, 3, 0.02, false),
-                    s(Fragments, 4, 0.0, false),
-                ],
-                None,
-            ),
+            phase if phase.starts_with("phase:") => {
+                let name = &phase["phase:".len()..];
+                let parts = DEFAULT_PHASE_BUDGETS
+                    .iter()
+                    .find(|(p, _)| *p == name)
+                    .ok_or_else(|| PlanError::UnknownPreset(phase.to_string()))?
+                    .1
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), *v));
+                return BudgetPlan::phase(name, DEFAULT_PHASE_BUFFER, parts);
+            }
             other => return Err(PlanError::UnknownPreset(other.to_string())),
         };
         let plan = BudgetPlan {
@@ -216,6 +248,59 @@ impl BudgetPlan {
             reserve_ppm: (reserve * 1e6f64).round() as u32,
             sections,
             default_budget,
+        };
+        plan.validate()?;
+        Ok(plan)
+    }
+
+    /// Design v2's plan for `phase` (planning, execution or validation):
+    /// the hot context whole, each budget component in its section by
+    /// share, then the phase's other sections from leftovers; `buffer` is
+    /// kept free. Components are design v2's names or section names.
+    pub fn phase(
+        phase: &str,
+        buffer: f64,
+        parts: impl IntoIterator<Item = (String, f64)>,
+    ) -> Result<BudgetPlan, PlanError> {
+        use SectionKind::*;
+        let name = format!("phase:{phase}");
+        let fillers: &[SectionKind] = match phase {
+            "planning" => &[SessionSummary, Fragments],
+            "execution" => &[SessionSummary],
+            "validation" => &[Fragments],
+            _ => return Err(PlanError::UnknownPreset(name)),
+        };
+        let mut shares: Vec<(SectionKind, f64)> = Vec::new();
+        for (component, share) in parts {
+            let kind = component_section(&component).ok_or_else(|| PlanError::Invalid {
+                plan: name.clone(),
+                reason: format!(
+                    "unknown budget component `{component}`: use {} or a section name ({})",
+                    PHASE_COMPONENTS.map(|(c, _)| c).join(", "),
+                    SectionKind::ALL.map(SectionKind::name).join(", ")
+                ),
+            })?;
+            match shares.iter_mut().find(|(k, _)| *k == kind) {
+                Some((_, s)) => *s += share,
+                None => shares.push((kind, share)),
+            }
+        }
+        shares.retain(|(k, _)| *k != HotContext);
+        shares.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let mut sections = vec![s(HotContext, 0, 0.0, true)];
+        for (kind, share) in shares {
+            sections.push(s(kind, sections.len() as u8, share, false));
+        }
+        for kind in fillers {
+            if !sections.iter().any(|x| x.kind == *kind) {
+                sections.push(s(*kind, sections.len() as u8, 0.0, false));
+            }
+        }
+        let plan = BudgetPlan {
+            name,
+            reserve_ppm: (buffer * 1e6).round() as u32,
+            sections,
+            default_budget: None,
         };
         plan.validate()?;
         Ok(plan)

@@ -5,7 +5,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::assemble::plan::{DEFAULT_PHASE_BUDGETS, DEFAULT_PHASE_BUFFER};
+use crate::assemble::{BudgetPlan, PRESETS, PlanError, SectionKind, SectionPlan};
 use crate::models::ModelOverride;
+use crate::optimize::Thresholds;
 use crate::profile::{ProfileName, ProfileOverrides};
 use crate::tokens::ChatFormat;
 use crate::window::Action;
@@ -27,6 +30,8 @@ pub struct Config {
     pub models: BTreeMap<String, ModelOverride>,
     /// Extra chat framings, or overrides of built-in ones, by name.
     pub chat_formats: BTreeMap<String, ChatFormat>,
+    /// Context plans of the user's own, by name.
+    pub plans: BTreeMap<String, PlanConfig>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -241,6 +246,29 @@ pub struct OptimizationSection {
     pub phase_summary_max_tokens: Option<u64>,
 }
 
+impl OptimizationSection {
+    /// The optimizer's thresholds: this section's, the profile's where it
+    /// leaves them unset.
+    pub fn thresholds(&self, profile: &crate::profile::ProfileParams) -> Thresholds {
+        let base = Thresholds::of(profile);
+        Thresholds {
+            artifact_registry: base
+                .artifact_registry
+                .filter(|_| self.artifact_registry_enabled),
+            differential_state: self.differential_state_enabled,
+            externalize: self
+                .external_storage_enabled
+                .then_some(self.external_storage_threshold_tokens),
+            pruning: self.pruning_enabled,
+            debug_trace_max_age_ms: (self.prune_debug_traces_older_than_hours * 3_600_000.0) as i64,
+            keep_validations: self.prune_validation_history_keep_last as usize,
+            keep_resolved_errors: self.prune_error_log_keep_resolved_last as usize,
+            keep_unresolved_errors: self.prune_error_log_keep_unresolved_all,
+            ..base
+        }
+    }
+}
+
 impl Default for OptimizationSection {
     fn default() -> Self {
         OptimizationSection {
@@ -272,25 +300,92 @@ pub struct PhaseBudgets {
 
 impl Default for PhaseBudgets {
     fn default() -> Self {
-        let map = |pairs: &[(&str, f64)]| pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        let map = |phase: &str| -> BTreeMap<String, f64> {
+            DEFAULT_PHASE_BUDGETS
+                .iter()
+                .find(|(p, _)| *p == phase)
+                .map(|(_, parts)| parts.iter().map(|(k, v)| (k.to_string(), *v)).collect())
+                .unwrap_or_default()
+        };
         PhaseBudgets {
-            buffer: 0.15,
-            planning: map(&[
-                ("requirements_analysis", 0.10),
-                ("decision_records", 0.07),
-                ("task_breakdown", 0.05),
-            ]),
-            execution: map(&[
-                ("task_context", 0.35),
-                ("code_generation", 0.15),
-                ("validation", 0.10),
-            ]),
-            validation: map(&[
-                ("test_results", 0.08),
-                ("quality_scores", 0.05),
-                ("review", 0.02),
-            ]),
+            buffer: DEFAULT_PHASE_BUFFER,
+            planning: map("planning"),
+            execution: map("execution"),
+            validation: map("validation"),
         }
+    }
+}
+
+/// A context plan of the user's own (`[plans.<name>]`), used with
+/// `mnemon context --preset <name>`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PlanConfig {
+    /// Share of the budget kept free, 0 to 1.
+    pub reserve: f64,
+    /// The budget when `--budget` is not given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<u64>,
+    pub sections: Vec<PlanSectionConfig>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PlanSectionConfig {
+    /// A section name: hot_context, working_memory, recent_messages, …
+    pub kind: String,
+    /// Share of the budget, 0 to 1.
+    pub share: f64,
+    /// Lower fills first; defaults to the section's place in the list.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priority: Option<u8>,
+    pub min_tokens: u64,
+    pub required: bool,
+}
+
+impl PlanConfig {
+    pub fn to_plan(&self, name: &str) -> Result<BudgetPlan, PlanError> {
+        let invalid = |reason: String| PlanError::Invalid {
+            plan: name.to_string(),
+            reason,
+        };
+        if !(self.reserve.is_finite() && (0.0..1.0).contains(&self.reserve)) {
+            return Err(invalid(format!(
+                "reserve {} must be a share from 0 up to (not including) 1",
+                self.reserve
+            )));
+        }
+        let mut sections = Vec::new();
+        for (i, sc) in self.sections.iter().enumerate() {
+            let kind = SectionKind::parse(&sc.kind).ok_or_else(|| {
+                invalid(format!(
+                    "unknown section `{}`: use one of {}",
+                    sc.kind,
+                    SectionKind::ALL.map(SectionKind::name).join(", ")
+                ))
+            })?;
+            if !(sc.share.is_finite() && (0.0..=1.0).contains(&sc.share)) {
+                return Err(invalid(format!(
+                    "section {} has share {}; use a share from 0 to 1",
+                    sc.kind, sc.share
+                )));
+            }
+            sections.push(SectionPlan {
+                kind,
+                priority: sc.priority.unwrap_or(i.min(255) as u8),
+                share_ppm: (sc.share * 1e6).round() as u32,
+                min_tokens: sc.min_tokens,
+                required: sc.required,
+            });
+        }
+        let plan = BudgetPlan {
+            name: name.to_string(),
+            reserve_ppm: (self.reserve * 1e6).round() as u32,
+            sections,
+            default_budget: self.budget,
+        };
+        plan.validate()?;
+        Ok(plan)
     }
 }
 
@@ -325,6 +420,35 @@ impl Config {
             session_compression_threshold_tokens: self.session.compression_threshold,
             episodic_compression_threshold_tokens: self.episodic.compression_threshold,
         }
+    }
+
+    /// The plan called `name`: the user's own, the phase plans built from
+    /// `[phase_budgets]`, else a preset.
+    pub fn plan(&self, name: &str) -> Result<BudgetPlan, PlanError> {
+        if let Some(p) = self.plans.get(name) {
+            return p.to_plan(name);
+        }
+        if let Some(phase) = name.strip_prefix("phase:")
+            && let Some((_, parts)) = self
+                .phase_budgets
+                .phases()
+                .into_iter()
+                .find(|(p, _)| *p == phase)
+        {
+            let parts = parts.iter().map(|(k, v)| (k.clone(), *v));
+            return BudgetPlan::phase(phase, self.phase_budgets.buffer, parts);
+        }
+        BudgetPlan::preset(name).map_err(|e| match e {
+            PlanError::UnknownPreset(_) if !self.plans.is_empty() => PlanError::Invalid {
+                plan: name.to_string(),
+                reason: format!(
+                    "no such plan: use a preset ({}) or one of config's plans ({})",
+                    PRESETS.join(", "),
+                    self.plans.keys().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            },
+            e => e,
+        })
     }
 
     /// The chat framing called `name`: config's own, else a built-in one.

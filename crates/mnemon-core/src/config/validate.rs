@@ -273,6 +273,68 @@ pub(crate) fn validate(c: &Config, is_set: &dyn Fn(&str) -> bool) -> Vec<Violati
         }
     }
 
+    for (phase, parts) in pb.phases() {
+        for name in parts.keys() {
+            if crate::assemble::plan::component_section(name).is_none() {
+                k.fail(
+                    &format!("phase_budgets.{phase}.{name}"),
+                    name,
+                    format!(
+                        "a budget component ({}) or a section name",
+                        crate::assemble::plan::PHASE_COMPONENTS
+                            .map(|(c, _)| c)
+                            .join(", ")
+                    ),
+                );
+            }
+        }
+    }
+
+    for (name, plan) in &c.plans {
+        let key = format!("plans.{name}");
+        if crate::assemble::PRESETS.contains(&name.as_str()) {
+            k.fail(
+                &key,
+                format!("{name:?}"),
+                "a name that is not a preset (presets cannot be redefined)",
+            );
+            continue;
+        }
+        let before = k.out.len();
+        for (i, sc) in plan.sections.iter().enumerate() {
+            // Array elements have no line of their own; the array has.
+            let at = format!("{key}.sections");
+            if crate::assemble::SectionKind::parse(&sc.kind).is_none() {
+                k.fail(
+                    &at,
+                    format!("kind = {:?} (section {})", sc.kind, i + 1),
+                    format!(
+                        "one of {}",
+                        crate::assemble::SectionKind::ALL
+                            .map(|s| s.name())
+                            .join(", ")
+                    ),
+                );
+            }
+            if !(sc.share.is_finite() && (0.0..=1.0).contains(&sc.share)) {
+                k.fail(
+                    &at,
+                    format!("share = {} (section {})", sc.share, i + 1),
+                    "a share from 0 to 1",
+                );
+            }
+        }
+        if k.out.len() == before
+            && let Err(e) = plan.to_plan(name)
+        {
+            let reason = match e {
+                crate::assemble::PlanError::Invalid { reason, .. } => reason,
+                other => other.to_string(),
+            };
+            k.fail(&key, "this plan", format!("a valid plan, but {reason}"));
+        }
+    }
+
     for (id, m) in &c.models {
         k.window(&format!("models.\"{id}\".context_window"), m.context_window);
         for (field, v) in [

@@ -89,9 +89,10 @@ impl<S: EngineStore + SearchStore> Engine<S> {
                     candidates::entities(&all)
                 }
                 SectionKind::Fragments => match req.query.as_deref() {
-                    Some(q) => {
-                        candidates::fragments(&retrieve(self.store(), q, fragment_limit(budget))?)
-                    }
+                    Some(q) => candidates::fragments(
+                        &retrieve(self.store(), q, fragment_limit(budget))?,
+                        q,
+                    ),
                     None => Vec::new(),
                 },
             };

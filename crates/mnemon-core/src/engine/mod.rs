@@ -93,11 +93,14 @@ pub struct EngineConfig {
     /// loaded at the start of an epoch may fill. Below the yellow edge, so
     /// a refresh always lands in green.
     pub epoch_budget_ppm: u32,
+    /// What the optimizer works to (config's `[optimization]`).
+    pub optimizer: crate::optimize::Thresholds,
 }
 
 impl EngineConfig {
     pub fn new(window: ContextWindow, profile: ProfileParams, model: &str) -> EngineConfig {
         EngineConfig {
+            optimizer: crate::optimize::Thresholds::of(&profile),
             window,
             profile,
             model: model.to_string(),

@@ -9,7 +9,7 @@ use super::store::EngineCommit;
 use super::{Engine, EngineError, EngineEvent, EngineState, EngineStore, Outcome, View};
 use crate::memory::{Operation, OperationQuery, StoreError};
 use crate::optimize::{
-    self, OptimizeInput, REGISTRY_PATH, StateBase, Substitution, TechniqueReport, Thresholds,
+    self, OptimizeInput, REGISTRY_PATH, StateBase, Substitution, TechniqueReport,
 };
 
 /// What an optimization did (or, dry, would do).
@@ -122,7 +122,7 @@ impl<S: EngineStore> Engine<S> {
             session_id: &session.id,
             current_phase: v.state.phase,
             now: self.now(),
-            thresholds: Thresholds::of(&self.cfg.profile),
+            thresholds: self.cfg.optimizer,
             state_base: self.state_base(&v)?,
             registry,
         };

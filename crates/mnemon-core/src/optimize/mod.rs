@@ -172,26 +172,35 @@ impl OptimizePlan {
     }
 }
 
-/// The numbers the techniques work to, from the profile.
+/// The numbers the techniques work to: the profile's, unless config's
+/// `[optimization]` section sets them. `None` turns a technique off.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Thresholds {
     pub phase_summary_max: u64,
-    pub artifact_registry: u64,
-    pub externalize: u64,
+    pub artifact_registry: Option<u64>,
+    pub differential_state: bool,
+    pub externalize: Option<u64>,
+    pub pruning: bool,
     pub debug_trace_max_age_ms: i64,
     pub keep_validations: usize,
     pub keep_resolved_errors: usize,
+    /// Unresolved errors are never pruned unless this is false, in which
+    /// case they are kept like resolved ones (the last few).
+    pub keep_unresolved_errors: bool,
 }
 
 impl Thresholds {
     pub fn of(p: &ProfileParams) -> Thresholds {
         Thresholds {
             phase_summary_max: p.phase_summary_max_tokens.value,
-            artifact_registry: p.artifact_registry_threshold_tokens.value,
-            externalize: EXTERNALIZE_TOKENS,
+            artifact_registry: Some(p.artifact_registry_threshold_tokens.value),
+            differential_state: true,
+            externalize: Some(EXTERNALIZE_TOKENS),
+            pruning: true,
             debug_trace_max_age_ms: DEBUG_TRACE_MAX_AGE_MS,
             keep_validations: KEEP_VALIDATIONS,
             keep_resolved_errors: KEEP_RESOLVED_ERRORS,
+            keep_unresolved_errors: true,
         }
     }
 }

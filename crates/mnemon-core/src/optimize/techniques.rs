@@ -144,7 +144,9 @@ impl Ctx<'_> {
     /// File reads above the registry threshold become `path → summary,
     /// mtime, size`; the registry file maps every path to its newest entry.
     pub fn artifact_registry(&mut self) -> Result<(), CompressError> {
-        let threshold = self.input.thresholds.artifact_registry;
+        let Some(threshold) = self.input.thresholds.artifact_registry else {
+            return Ok(());
+        };
         let files: Vec<Operation> = self
             .untouched()
             .filter(|o| o.tokens > threshold && file_of(o).is_some())
@@ -213,6 +215,9 @@ impl Ctx<'_> {
         let Some(base) = &self.input.state_base else {
             return;
         };
+        if !self.input.thresholds.differential_state {
+            return;
+        }
         let states: Vec<Operation> = self
             .untouched()
             .filter(|o| o.kind == "state" && o.seq > base.op_seq && o.data.is_object())
@@ -240,7 +245,9 @@ impl Ctx<'_> {
     /// Anything still above the externalize threshold moves to its own
     /// file, leaving a reference, a 200-character preview and its size.
     pub fn externalize(&mut self) {
-        let limit = self.input.thresholds.externalize;
+        let Some(limit) = self.input.thresholds.externalize else {
+            return;
+        };
         let big: Vec<Operation> = self
             .untouched()
             .filter(|o| o.tokens > limit)
@@ -275,6 +282,9 @@ impl Ctx<'_> {
     /// resolved errors but the last few; unresolved errors always stay.
     pub fn prune(&mut self) {
         let t = self.input.thresholds;
+        if !t.pruning {
+            return;
+        }
         let now = self.input.now.0;
         let mut validations = 0;
         let mut resolved = 0;
@@ -285,12 +295,15 @@ impl Ctx<'_> {
             let why = if (kind.contains("debug") || kind.contains("trace"))
                 && now - op.created_at.0 > t.debug_trace_max_age_ms
             {
-                Some("debug trace older than 1 h".to_string())
+                Some(format!(
+                    "debug trace older than {} h",
+                    t.debug_trace_max_age_ms as f64 / 3_600_000.0
+                ))
             } else if kind == "validation" {
                 validations += 1;
                 (validations > t.keep_validations)
                     .then(|| format!("older than the last {} validations", t.keep_validations))
-            } else if kind.contains("error") && is_resolved(op) {
+            } else if kind.contains("error") && (is_resolved(op) || !t.keep_unresolved_errors) {
                 resolved += 1;
                 (resolved > t.keep_resolved_errors).then(|| {
                     format!(
