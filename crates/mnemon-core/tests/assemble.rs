@@ -7,7 +7,9 @@ use mnemon_core::assemble::{
     AssembleError, Assembler, BudgetPlan, Candidate, Format, PRESETS, SectionKind,
 };
 use mnemon_core::importance::Role;
-use mnemon_core::tokens::{ChatFormat, Encoding, OpenAiBpe, TokenCounter, count_chat};
+use mnemon_core::tokens::{
+    ChatFormat, CountCache, Encoding, Memo, OpenAiBpe, TokenCounter, count_chat,
+};
 
 const CHATML: ChatFormat = ChatFormat::CHATML;
 use proptest::prelude::*;
@@ -93,10 +95,18 @@ proptest! {
         preset in prop::sample::select(PRESETS.to_vec()),
         budget in 0u64..1_500,
         format in prop::sample::select(vec![Format::Markdown, Format::Json, Format::Messages]),
+        encoding in prop::sample::select(Encoding::ALL.to_vec()),
+        memo in any::<bool>(),
     ) {
-        let counter = OpenAiBpe::new(Encoding::Cl100kBase);
+        // Counts are checked against the plain tokenizer; assembly may count
+        // through a memo (summing remembered line counts) or the tokenizer
+        // itself (one count of the whole text).
+        let counter = OpenAiBpe::new(encoding);
+        let cache = CountCache::default();
+        let memoized = Memo { inner: &counter, cache: &cache };
+        let assembling: &dyn TokenCounter = if memo { &memoized } else { &counter };
         let plan = BudgetPlan::preset(preset).unwrap();
-        let a = Assembler { counter: &counter, chat: CHATML, format };
+        let a = Assembler { counter: assembling, chat: CHATML, format };
         match a.assemble(&plan, budget, &offers) {
             Ok(out) => {
                 prop_assert!(out.tokens <= budget, "{} > {budget}", out.tokens);

@@ -141,7 +141,9 @@ impl Assembler<'_> {
         let mut used_ids: BTreeSet<&str> = BTreeSet::new();
         // The order items went in, so the exact fit removes the last first.
         let mut stack: Vec<(SectionKind, usize)> = Vec::new();
-        let cost = |c: &Candidate| self.counter.count(&c.text) as u64 + 1;
+        // Each item with the newline after it: exact for most lines, and
+        // remembered across calls by a memoizing counter.
+        let cost = |c: &Candidate| self.counter.count(&format!("{}\n", c.text)) as u64;
         let heading = |k: SectionKind| k.heading().map_or(2, |h| self.counter.count(h) as u64 + 2);
 
         // Required sections go in whole.
@@ -236,9 +238,24 @@ impl Assembler<'_> {
     fn count(&self, chosen: &Chosen<'_>, plan: &BudgetPlan) -> u64 {
         match self.format {
             Format::Markdown | Format::Json => {
-                self.counter.count(&render_markdown(chosen, plan, true)) as u64
+                count_pieces(self.counter, &pieces(chosen, plan, true))
             }
-            Format::Messages => count_chat(self.counter, self.chat, &messages(chosen, plan)) as u64,
+            Format::Messages => {
+                // The memory message counted from its pieces, the turns as
+                // count_chat counts them (it adds the reply priming once).
+                let msgs = messages(chosen, plan);
+                let turns = if msgs.first().is_some_and(|m| m.role == "system") {
+                    let memory = count_pieces(self.counter, &pieces(chosen, plan, false));
+                    let framing =
+                        self.chat.tokens_per_message as u64 + self.counter.count("system") as u64;
+                    return memory
+                        + framing
+                        + count_chat(self.counter, self.chat, &msgs[1..]) as u64;
+                } else {
+                    &msgs[..]
+                };
+                count_chat(self.counter, self.chat, turns) as u64
+            }
         }
     }
 
@@ -256,7 +273,7 @@ impl Assembler<'_> {
                 let one: Chosen<'_> = [(kind, items.clone())].into_iter().collect();
                 SectionOut {
                     kind,
-                    tokens: self.counter.count(&render_markdown(&one, plan, true)) as u64,
+                    tokens: count_pieces(self.counter, &pieces(&one, plan, true)),
                     left_out: offers.get(&kind).map_or(0, Vec::len) - items.len(),
                     items: items
                         .iter()
@@ -307,35 +324,91 @@ fn display_order<'c>(
         .collect()
 }
 
-fn render_markdown(chosen: &Chosen<'_>, plan: &BudgetPlan, with_messages: bool) -> String {
-    let mut parts = Vec::new();
+/// The markdown as pieces, each with the newlines that follow it: section
+/// headings, items, and the blank lines between sections. Joined, they are
+/// the text; their counts add up to its count when the tokenizer splits at
+/// line starts (see [`count_pieces`]).
+fn pieces(
+    chosen: &Chosen<'_>,
+    plan: &BudgetPlan,
+    with_messages: bool,
+) -> Vec<(String, &'static str)> {
+    let mut out: Vec<(String, &'static str)> = Vec::new();
     for (kind, items) in display_order(chosen, plan) {
         if kind == SectionKind::RecentMessages && !with_messages {
             continue;
         }
-        let mut block = String::new();
-        if let Some(h) = kind.heading() {
-            block.push_str(h);
-            block.push('\n');
+        if let Some(last) = out.last_mut() {
+            last.1 = "\n\n";
         }
-        let lines: Vec<String> = items
-            .iter()
-            .map(|c| match (kind, c.role) {
-                (SectionKind::RecentMessages, Some(r)) => {
-                    format!("{}: {}", r.name(), c.text.replace('\n', " "))
-                }
-                _ => c.text.clone(),
-            })
-            .collect();
+        if let Some(h) = kind.heading() {
+            out.push((h.to_string(), "\n"));
+        }
         // A document's blocks keep the blank line before each heading.
         let sep = match kind {
             SectionKind::ProjectState | SectionKind::WorkPlan => "\n\n",
             _ => "\n",
         };
-        block.push_str(&lines.join(sep));
-        parts.push(block);
+        for c in items {
+            let text = match (kind, c.role) {
+                (SectionKind::RecentMessages, Some(r)) => {
+                    format!("{}: {}", r.name(), c.text.replace('\n', " "))
+                }
+                _ => c.text.clone(),
+            };
+            out.push((text, sep));
+        }
     }
-    parts.join("\n\n")
+    if let Some(last) = out.last_mut() {
+        last.1 = "";
+    }
+    out
+}
+
+fn render_markdown(chosen: &Chosen<'_>, plan: &BudgetPlan, with_messages: bool) -> String {
+    let mut text = String::new();
+    for (piece, sep) in pieces(chosen, plan, with_messages) {
+        text.push_str(&piece);
+        text.push_str(sep);
+    }
+    text
+}
+
+/// Exact tokens of the joined pieces. With a tokenizer that splits at line
+/// starts, the sum of each piece's count (newlines included), which a
+/// [`crate::tokens::Memo`] answers from memory; otherwise the whole text
+/// counted once.
+fn count_pieces(counter: &dyn TokenCounter, pieces: &[(String, &'static str)]) -> u64 {
+    let safe = counter.splits_at_line_starts()
+        && pieces
+            .iter()
+            .zip(pieces.iter().skip(1))
+            .all(|((_, sep), (next, _))| {
+                !sep.is_empty()
+                    && next
+                        .chars()
+                        .next()
+                        .is_some_and(|c| !c.is_whitespace() && c != '/')
+            });
+    if safe {
+        pieces
+            .iter()
+            .map(|(p, sep)| {
+                if sep.is_empty() {
+                    counter.count(p) as u64
+                } else {
+                    counter.count(&format!("{p}{sep}")) as u64
+                }
+            })
+            .sum()
+    } else {
+        let mut text = String::new();
+        for (p, sep) in pieces {
+            text.push_str(p);
+            text.push_str(sep);
+        }
+        counter.count(&text) as u64
+    }
 }
 
 fn messages(chosen: &Chosen<'_>, plan: &BudgetPlan) -> Vec<ChatMessage> {

@@ -8,7 +8,7 @@ use crate::assemble::{
     Assembled, Assembler, BudgetPlan, Candidate, Format, SectionKind, candidates,
 };
 use crate::memory::{DocKind, EntityQuery, EntityStatus, MessageQuery, StoreError};
-use crate::tokens::ChatFormat;
+use crate::tokens::{ChatFormat, Memo};
 
 /// What to assemble.
 #[derive(Debug, Clone)]
@@ -98,8 +98,12 @@ impl<S: EngineStore + SearchStore> Engine<S> {
             };
             offers.insert(s.kind, c);
         }
+        let memo = Memo {
+            inner: self.memory.counter(),
+            cache: &self.counts,
+        };
         let a = Assembler {
-            counter: self.memory.counter(),
+            counter: &memo,
             chat: req.chat,
             format: req.format,
         };

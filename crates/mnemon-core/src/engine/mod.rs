@@ -216,6 +216,8 @@ pub struct Engine<S> {
     cfg: EngineConfig,
     summarizer: Box<dyn Summarizer>,
     write: Mutex<()>,
+    /// Token counts of context lines, kept across calls.
+    counts: crate::tokens::CountCache,
 }
 
 impl<S> std::fmt::Debug for Engine<S> {
@@ -269,6 +271,7 @@ impl<S: EngineStore> Engine<S> {
             cfg,
             summarizer: Box::new(Extractive),
             write: Mutex::new(()),
+            counts: crate::tokens::CountCache::default(),
         }
     }
 

@@ -11,6 +11,7 @@ mod chat;
 mod heuristic;
 #[cfg(feature = "hf-tokenizer")]
 mod hf;
+mod memo;
 mod openai;
 
 use std::fmt;
@@ -20,6 +21,7 @@ pub use chat::{ChatFormat, ChatMessage, count_chat};
 pub use heuristic::Heuristic;
 #[cfg(feature = "hf-tokenizer")]
 pub use hf::HfTokenizer;
+pub use memo::{CountCache, Memo};
 pub use openai::{Encoding, OpenAiBpe};
 
 /// Counts tokens the way one model's tokenizer does.
@@ -42,6 +44,16 @@ pub trait TokenCounter: Send + Sync + fmt::Debug {
     fn count_up_to(&self, text: &str, limit: usize) -> Option<usize> {
         let n = self.count(text);
         (n <= limit).then_some(n)
+    }
+
+    /// True when no token spans a line start: for any `a`, any run of
+    /// newlines `n` and any `b` that starts with neither whitespace nor `/`,
+    /// `count(a + n + b) == count(a + n) + count(b)`. A rendered context is
+    /// then counted exactly as the sum of its lines' counts, which can be
+    /// remembered ([`Memo`]), instead of encoding the whole text again
+    /// after every change. `tests/line_additivity.rs` checks the promise.
+    fn splits_at_line_starts(&self) -> bool {
+        false
     }
 }
 

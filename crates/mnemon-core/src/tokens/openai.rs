@@ -90,6 +90,13 @@ impl TokenCounter for OpenAiBpe {
         self.inner.count(text)
     }
 
+    /// Both pre-tokenizers end every piece at a newline run unless the
+    /// next character is whitespace, or `/` (o200k's punctuation piece
+    /// takes `[\r\n/]*`), so nothing is merged across such a line start.
+    fn splits_at_line_starts(&self) -> bool {
+        true
+    }
+
     fn count_up_to(&self, text: &str, limit: usize) -> Option<usize> {
         // Both vocabularies skip NFC normalisation, so this borrows `text`
         // without copying it; the count then walks pieces lazily and stops
