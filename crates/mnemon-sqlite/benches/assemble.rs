@@ -51,7 +51,9 @@ const WORDS: &[&str] = &[
     "queue",
 ];
 
-fn text(i: usize) -> String {
+/// The worst case: every operation draws on the same 28 words, so every
+/// query word is in about a fifth of all records.
+fn narrow(i: usize) -> String {
     let w = |k: usize| WORDS[(i * 7 + k * 13 + i / 11) % WORDS.len()];
     format!(
         "Step {i}: fixed the {} {} after the {} {} failed on task #{}; reran {} tests.",
@@ -62,6 +64,63 @@ fn text(i: usize) -> String {
         i % 1000,
         w(4)
     )
+}
+
+/// A deterministic pseudo-random stream (64-bit LCG).
+fn lcg(seed: &mut u64) -> u64 {
+    *seed = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    *seed >> 33
+}
+
+/// A made-up but pronounceable word for rank `r`.
+fn word(r: usize) -> String {
+    const SYL: &[&str] = &[
+        "ka", "lo", "mi", "ra", "te", "su", "no", "vi", "de", "pa", "ro", "ne", "bi", "to", "ga",
+        "li",
+    ];
+    let mut w = String::new();
+    let mut n = r + 16;
+    while n > 0 {
+        w.push_str(SYL[n % SYL.len()]);
+        n /= SYL.len();
+    }
+    w
+}
+
+/// Word ranks drawn from a Zipf distribution (s = 1.07) over a 5,000-word
+/// vocabulary, the shape of natural text: a few words everywhere, most
+/// words rare.
+struct Zipf {
+    cumulative: Vec<f64>,
+    seed: u64,
+}
+
+impl Zipf {
+    fn new(seed: u64) -> Zipf {
+        let mut acc = 0.0;
+        let cumulative = (1..=5_000)
+            .map(|k| {
+                acc += 1.0 / (k as f64).powf(1.07);
+                acc
+            })
+            .collect();
+        Zipf { cumulative, seed }
+    }
+
+    fn rank(&mut self) -> usize {
+        let total = *self.cumulative.last().expect("not empty");
+        let x = (lcg(&mut self.seed) as f64 / (1u64 << 31) as f64) * total;
+        self.cumulative.partition_point(|c| *c < x)
+    }
+
+    fn words(&mut self, n: usize) -> String {
+        (0..n)
+            .map(|_| word(self.rank()))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
 }
 
 fn peak_rss_mib() -> f64 {
@@ -106,7 +165,25 @@ fn main() {
         }
     };
     let counter = OpenAiBpe::new(Encoding::Cl100kBase);
+    let corpora: Vec<&str> = match std::env::var("MNEMON_BENCH_CORPUS") {
+        Ok(c) => vec![if c == "narrow" { "narrow" } else { "zipf" }],
+        Err(_) => vec!["zipf", "narrow"],
+    };
     for n in sizes {
+        for corpus in &corpora {
+            run(&counter, n, corpus);
+        }
+    }
+}
+
+fn run(counter: &OpenAiBpe, n: usize, corpus: &str) {
+    let counter = *counter;
+    {
+        let mut zipf = Zipf::new(42);
+        let mut text = |i: usize| match corpus {
+            "narrow" => narrow(i),
+            _ => format!("step {i}: {} on task #{}", zipf.words(12), i % 1000),
+        };
         let dir = tempfile::tempdir().unwrap();
         let e = engine(
             SqliteStore::open(&dir.path().join("mnemon.db")).unwrap(),
@@ -117,9 +194,10 @@ fn main() {
         let m = e.memory();
         let t = Instant::now();
         for i in 0..1_000 {
+            let t = text(i);
             m.create_entity(&NewEntity {
                 kind: EntityKind::Task,
-                title: format!("Task {i}: {}", &text(i)[..40]),
+                title: format!("Task {i}: {}", t.chars().take(40).collect::<String>()),
                 description: None,
                 priority: Some((i % 5 + 1) as u8),
                 parent: None,
@@ -139,16 +217,18 @@ fn main() {
             .unwrap();
         }
         println!(
-            "\n{n} operations and 1,000 tasks stored in {:.1?}",
+            "\n{n} operations ({corpus} corpus) and 1,000 tasks stored in {:.1?}",
             t.elapsed()
         );
+        let mut qz = Zipf::new(7);
         let queries: Vec<String> = (0..200)
-            .map(|i| {
-                format!(
+            .map(|i| match corpus {
+                "narrow" => format!(
                     "why did the {} {} fail",
                     WORDS[i % WORDS.len()],
                     WORDS[(i * 5) % WORDS.len()]
-                )
+                ),
+                _ => format!("why did the {} fail", qz.words(3)),
             })
             .collect();
         let budget = 8_000;
@@ -196,7 +276,7 @@ fn main() {
         let mut times = Vec::new();
         for q in &queries {
             let t = Instant::now();
-            let mut hits = store.search(&query_terms(q).join(" "), 200).unwrap();
+            let mut hits = store.search(&query_terms(q).join(" "), 200, None).unwrap();
             hits.sort_by(|a, b| a.bm25.total_cmp(&b.bm25));
             let lines: Vec<String> = hits.into_iter().map(|h| h.text).collect();
             pack(&counter, &lines, budget);

@@ -25,34 +25,97 @@ fn any_word(query: &str) -> Option<String> {
     (!terms.is_empty()).then(|| terms.join(" OR "))
 }
 
-const OPS: &str =
-    "SELECT 'o' || o.seq, o.kind, o.data, bm25(operations_fts), o.created_at, o.importance
-    FROM operations_fts JOIN operations o ON o.seq = operations_fts.rowid
-    WHERE operations_fts MATCH ?1 AND o.project_id = ?2 AND o.kind != 'context_action'
-    ORDER BY bm25(operations_fts) LIMIT ?3";
-const MSGS: &str =
-    "SELECT 'm' || m.seq, m.role, m.content, bm25(messages_fts), m.created_at, m.importance
-    FROM messages_fts JOIN messages m ON m.seq = messages_fts.rowid
-    WHERE messages_fts MATCH ?1 AND m.project_id = ?2 ORDER BY bm25(messages_fts) LIMIT ?3";
-const DECISIONS: &str = "SELECT d.id, d.title, json_extract(d.record, '$.decision'), bm25(decisions_fts), d.created_at, 1.0
-    FROM decisions_fts JOIN decisions d ON d.seq = decisions_fts.rowid
-    WHERE decisions_fts MATCH ?1 AND d.project_id = ?2 ORDER BY bm25(decisions_fts) LIMIT ?3";
-const HOT: &str = "SELECT 'hot:' || h.id, h.kind, h.text || coalesce(' — ' || h.detail, ''), bm25(hot_fts), h.updated_at, 1.0
-    FROM hot_fts JOIN hot_items h ON h.seq = hot_fts.rowid
-    WHERE hot_fts MATCH ?1 AND h.project_id = ?2 AND h.status NOT IN ('complete', 'removed')
-    ORDER BY bm25(hot_fts) LIMIT ?3";
-const ENTITIES: &str = "SELECT '#' || e.number, e.kind, e.title || coalesce(': ' || e.description, '') || ' (' || e.status || ')',
-    bm25(entities_fts), e.updated_at, 0.6
-    FROM entities_fts JOIN entities e ON e.rowid = entities_fts.rowid
-    WHERE entities_fts MATCH ?1 AND e.project_id = ?2 ORDER BY bm25(entities_fts) LIMIT ?3";
-const DOCS: &str = "SELECT 'doc:' || d.kind, d.kind, d.content, bm25(documents_fts), d.created_at, 0.6
-    FROM documents_fts JOIN documents d ON d.rowid = documents_fts.rowid
-    WHERE documents_fts MATCH ?1 AND d.project_id = ?2
-      AND d.version = (SELECT max(version) FROM documents x WHERE x.project_id = d.project_id AND x.kind = d.kind)
-    ORDER BY bm25(documents_fts) LIMIT ?3";
+/// One index: its FTS5 table, the row it points at, what to select (id,
+/// label, body, then time and importance) and which rows count.
+struct Source {
+    kind: HitSource,
+    fts: &'static str,
+    join: &'static str,
+    id_label_body: &'static str,
+    at_importance: &'static str,
+    filter: &'static str,
+}
+
+const SOURCES: [Source; 6] = [
+    Source {
+        kind: HitSource::Operation,
+        fts: "operations_fts",
+        join: "operations o ON o.seq = f.id",
+        id_label_body: "'o' || o.seq, o.kind, o.data",
+        at_importance: "o.created_at, o.importance",
+        filter: "o.project_id = ?2 AND o.kind != 'context_action'",
+    },
+    Source {
+        kind: HitSource::Message,
+        fts: "messages_fts",
+        join: "messages m ON m.seq = f.id",
+        id_label_body: "'m' || m.seq, m.role, m.content",
+        at_importance: "m.created_at, m.importance",
+        filter: "m.project_id = ?2",
+    },
+    Source {
+        kind: HitSource::Decision,
+        fts: "decisions_fts",
+        join: "decisions d ON d.seq = f.id",
+        id_label_body: "d.id, d.title, json_extract(d.record, '$.decision')",
+        at_importance: "d.created_at, 1.0",
+        filter: "d.project_id = ?2",
+    },
+    Source {
+        kind: HitSource::Hot,
+        fts: "hot_fts",
+        join: "hot_items h ON h.seq = f.id",
+        id_label_body: "'hot:' || h.id, h.kind, h.text || coalesce(' — ' || h.detail, '')",
+        at_importance: "h.updated_at, 1.0",
+        filter: "h.project_id = ?2 AND h.status NOT IN ('complete', 'removed')",
+    },
+    Source {
+        kind: HitSource::Entity,
+        fts: "entities_fts",
+        join: "entities e ON e.rowid = f.id",
+        id_label_body: "'#' || e.number, e.kind, e.title || coalesce(': ' || e.description, '') || ' (' || e.status || ')'",
+        at_importance: "e.updated_at, 0.6",
+        filter: "e.project_id = ?2",
+    },
+    Source {
+        kind: HitSource::Document,
+        fts: "documents_fts",
+        join: "documents d ON d.rowid = f.id",
+        id_label_body: "'doc:' || d.kind, d.kind, d.content",
+        at_importance: "d.created_at, 0.6",
+        filter: "d.project_id = ?2 AND d.version = (SELECT max(version) FROM documents x WHERE x.project_id = d.project_id AND x.kind = d.kind)",
+    },
+];
+
+impl Source {
+    /// `?1` the match, `?2` the project, `?3` the limit, `?4` (with
+    /// `scan`) how many of the newest matches are scored.
+    ///
+    /// The best matches are chosen inside the index before any row is
+    /// joined, so a query matching thousands of records reads only the
+    /// few it returns; `?3` is over-fetched a little for the rows the
+    /// filter then leaves out (other projects, the engine's own records).
+    fn sql(&self, scan: bool) -> String {
+        let newest = if scan {
+            " ORDER BY rowid DESC LIMIT ?4"
+        } else {
+            ""
+        };
+        format!(
+            "WITH m AS MATERIALIZED (SELECT rowid AS id, bm25({fts}) AS score FROM {fts} WHERE {fts} MATCH ?1{newest})
+             SELECT {}, f.score, {} FROM (SELECT id, score FROM m ORDER BY score LIMIT ?3) f
+             CROSS JOIN {} WHERE {} ORDER BY f.score",
+            self.id_label_body,
+            self.at_importance,
+            self.join,
+            self.filter,
+            fts = self.fts,
+        )
+    }
+}
 
 impl SearchStore for SqliteStore {
-    fn term_share(&self, term: &str) -> Result<(u64, u64), StoreError> {
+    fn term_docs(&self, term: &str) -> Result<u64, StoreError> {
         let conn = self.conn();
         let (prefix, t) = match term.strip_suffix('*') {
             Some(t) => (true, t.to_lowercase()),
@@ -60,11 +123,7 @@ impl SearchStore for SqliteStore {
         };
         let upper = format!("{t}\u{10FFFF}");
         let mut docs = 0i64;
-        let mut rows = 0i64;
-        for (vocab, table) in [
-            ("operations_vocab", "operations"),
-            ("messages_vocab", "messages"),
-        ] {
+        for vocab in ["operations_vocab", "messages_vocab"] {
             let sql = if prefix {
                 format!("SELECT coalesce(sum(doc), 0) FROM {vocab} WHERE term >= ?1 AND term < ?2")
             } else {
@@ -74,6 +133,14 @@ impl SearchStore for SqliteStore {
                 .prepare_cached(&sql)
                 .and_then(|mut s| s.query_row(params![t, upper], |r| r.get::<_, i64>(0)))
                 .map_err(|e| self.err(e))?;
+        }
+        Ok(docs.max(0) as u64)
+    }
+
+    fn searchable_rows(&self) -> Result<u64, StoreError> {
+        let conn = self.conn();
+        let mut rows = 0i64;
+        for table in ["operations", "messages"] {
             // The largest position stands in for the row count: exact
             // enough for a share, and O(1) where count(*) is O(n).
             rows += conn
@@ -81,55 +148,62 @@ impl SearchStore for SqliteStore {
                 .and_then(|mut s| s.query_row([], |r| r.get::<_, i64>(0)))
                 .map_err(|e| self.err(e))?;
         }
-        Ok((docs.max(0) as u64, rows.max(0) as u64))
+        Ok(rows.max(0) as u64)
     }
 
-    fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, StoreError> {
+    fn search(
+        &self,
+        query: &str,
+        limit: usize,
+        scan: Option<usize>,
+    ) -> Result<Vec<Hit>, StoreError> {
         let Some(q) = any_word(query) else {
             return Ok(Vec::new());
         };
         let conn = self.conn();
-        let n = i64::try_from(limit).unwrap_or(i64::MAX);
+        let n = i64::try_from(limit + limit / 4 + 16).unwrap_or(i64::MAX);
         let mut hits = Vec::new();
-        for (sql, source) in [
-            (OPS, HitSource::Operation),
-            (MSGS, HitSource::Message),
-            (DECISIONS, HitSource::Decision),
-            (HOT, HitSource::Hot),
-            (ENTITIES, HitSource::Entity),
-            (DOCS, HitSource::Document),
-        ] {
-            let mut stmt = conn.prepare_cached(sql).map_err(|e| self.err(e))?;
-            let rows = stmt
-                .query_map(params![q, self.project_id, n], |r| {
-                    let id: String = r.get(0)?;
-                    let label: String = r.get(1)?;
-                    let body: Option<String> = r.get(2)?;
-                    let body = body.unwrap_or_default();
-                    let text = match source {
-                        HitSource::Operation => {
-                            let data = serde_json::from_str(&body)
-                                .unwrap_or(serde_json::Value::String(body));
-                            format!("{label}: {}", data_text(&data))
-                        }
-                        HitSource::Message => body,
-                        HitSource::Decision => format!("{label}: {body}"),
-                        HitSource::Document => body,
-                        HitSource::Hot | HitSource::Entity => format!("{label}: {body}"),
-                    };
-                    Ok(Hit {
-                        source,
-                        id,
-                        text,
-                        bm25: r.get(3)?,
-                        at: Timestamp(r.get(4)?),
-                        importance: r.get(5)?,
-                    })
-                })
+        let scanned = scan.map(|s| i64::try_from(s).unwrap_or(i64::MAX));
+        for src in &SOURCES {
+            let source = src.kind;
+            let mut stmt = conn
+                .prepare_cached(&src.sql(scanned.is_some()))
                 .map_err(|e| self.err(e))?;
-            for h in rows {
-                hits.push(h.map_err(|e| self.err(e))?);
+            let map = |r: &rusqlite::Row<'_>| {
+                let id: String = r.get(0)?;
+                let label: String = r.get(1)?;
+                let body: Option<String> = r.get(2)?;
+                let body = body.unwrap_or_default();
+                let text = match source {
+                    // Stored data is serde's compact JSON, which is what
+                    // `data_text` prints for anything but a string.
+                    HitSource::Operation if body.starts_with('"') => {
+                        let data =
+                            serde_json::from_str(&body).unwrap_or(serde_json::Value::String(body));
+                        format!("{label}: {}", data_text(&data))
+                    }
+                    HitSource::Operation => format!("{label}: {body}"),
+                    HitSource::Message => body,
+                    HitSource::Decision => format!("{label}: {body}"),
+                    HitSource::Document => body,
+                    HitSource::Hot | HitSource::Entity => format!("{label}: {body}"),
+                };
+                Ok(Hit {
+                    source,
+                    id,
+                    text,
+                    bm25: r.get(3)?,
+                    at: Timestamp(r.get(4)?),
+                    importance: r.get(5)?,
+                })
+            };
+            let rows: Vec<Hit> = match scanned {
+                Some(s) => stmt.query_map(params![q, self.project_id, n, s], map),
+                None => stmt.query_map(params![q, self.project_id, n], map),
             }
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.err(e))?;
+            hits.extend(rows.into_iter().take(limit));
         }
         Ok(hits)
     }

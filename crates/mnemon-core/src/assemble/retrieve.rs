@@ -42,11 +42,30 @@ pub struct Ranked {
 /// Full-text search over every tier. Any word may match (the ranking
 /// rewards matching more of them).
 pub trait SearchStore {
-    fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, StoreError>;
+    /// The best `limit` matches per index by BM25. With `scan`, only the
+    /// newest `scan` matches of each index are scored: the cost of a query
+    /// whose words are everywhere stays bounded.
+    fn search(
+        &self,
+        query: &str,
+        limit: usize,
+        scan: Option<usize>,
+    ) -> Result<Vec<Hit>, StoreError>;
     /// How many operations and messages contain `term` (a trailing `*`
-    /// makes it a prefix), and about how many there are.
-    fn term_share(&self, term: &str) -> Result<(u64, u64), StoreError>;
+    /// makes it a prefix).
+    fn term_docs(&self, term: &str) -> Result<u64, StoreError>;
+    /// About how many operations and messages there are.
+    fn searchable_rows(&self) -> Result<u64, StoreError>;
 }
+
+/// BM25 costs about a microsecond per matching record, so a query whose
+/// words match more records than this is not scored whole…
+const FULL_SCORE: u64 = 4_000;
+/// …but split: words in at most this many records are searched over the
+/// whole history…
+const RARE_DOCS: u64 = 1_000;
+/// …and all the query's words over the newest this many matches per index.
+const NEWEST_SCAN: usize = 2_000;
 
 /// Words in more than this share of records say little about relevance and
 /// make the index score nearly every row; retrieval leaves them out…
@@ -136,33 +155,69 @@ pub fn retrieve<S: SearchStore + ?Sized>(
     let depth = (limit + limit / 2).max(50);
     // Words of four letters or more match as prefixes, a cheap stand-in for
     // stemming ("live" finds "lives", "adopt" finds "adopted").
-    let mut words: Vec<(String, f64)> = Vec::new();
+    let rows = store.searchable_rows()?;
+    let docs = |w: &str| -> Result<u64, StoreError> {
+        // Small stores are cheap to search whole; no need to ask.
+        if rows < COMMON_FROM {
+            Ok(0)
+        } else {
+            store.term_docs(w)
+        }
+    };
+    let share = |d: u64| {
+        if rows == 0 {
+            0.0
+        } else {
+            d as f64 / rows as f64
+        }
+    };
+    let mut words: Vec<(String, u64)> = Vec::new();
     for t in &q {
         let w = if t.chars().count() >= 4 {
             format!("{t}*")
         } else {
             t.clone()
         };
-        let (docs, rows) = store.term_share(&w)?;
-        let share = if rows < COMMON_FROM {
-            0.0
-        } else {
-            docs as f64 / rows as f64
-        };
-        words.push((w, share));
+        let d = docs(&w)?;
+        words.push((w, d));
     }
     // Keep the selective words; if none is, the rarest one.
-    let mut keep: Vec<String> = words
+    let mut keep: Vec<(String, u64)> = words
         .iter()
-        .filter(|(_, s)| *s <= COMMON)
-        .map(|(w, _)| w.clone())
+        .filter(|(_, d)| share(*d) <= COMMON)
+        .cloned()
         .collect();
     if keep.is_empty()
-        && let Some((w, _)) = words.iter().min_by(|a, b| a.1.total_cmp(&b.1))
+        && let Some(w) = words.iter().min_by_key(|(_, d)| *d)
     {
         keep.push(w.clone());
     }
-    let mut ranked = rank(store.search(&keep.join(" "), depth)?);
+    let all: Vec<&str> = keep.iter().map(|(w, _)| w.as_str()).collect();
+    let matches: u64 = keep.iter().map(|(_, d)| d).sum();
+    let mut ranked = if matches <= FULL_SCORE {
+        rank(store.search(&all.join(" "), depth, None)?)
+    } else {
+        // Too many matches to score them all: the rare words over the
+        // whole history, and every kept word over the newest matches.
+        // Rare words carry nearly all of BM25's weight, so a record they
+        // find keeps its place; the newest matches of the others are where
+        // recency would rank them anyway.
+        let rare: Vec<&str> = keep
+            .iter()
+            .filter(|(_, d)| *d <= RARE_DOCS)
+            .map(|(w, _)| w.as_str())
+            .collect();
+        let mut ranked = rank(store.search(&all.join(" "), depth, Some(NEWEST_SCAN.max(depth)))?);
+        if !rare.is_empty() {
+            merge(
+                &mut ranked,
+                rank(store.search(&rare.join(" "), depth, None)?),
+                1.0,
+                false,
+            );
+        }
+        ranked
+    };
     let mut extra: Vec<String> = Vec::new();
     for r in ranked.iter().take(3) {
         for w in r.hit.text.split(|c: char| !c.is_alphanumeric()) {
@@ -177,11 +232,20 @@ pub fn retrieve<S: SearchStore + ?Sized>(
             }
         }
     }
-    extra.truncate(4);
-    if !extra.is_empty() {
+    // A capitalized word found everywhere ("Step 12: …") is no name.
+    let mut names = Vec::new();
+    for w in extra {
+        if names.len() == 4 {
+            break;
+        }
+        if share(docs(&w)?) <= COMMON {
+            names.push(w);
+        }
+    }
+    if !names.is_empty() {
         merge(
             &mut ranked,
-            rank(store.search(&extra.join(" "), depth)?),
+            rank(store.search(&names.join(" "), depth, None)?),
             0.5,
             true,
         );
