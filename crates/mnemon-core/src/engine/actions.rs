@@ -247,6 +247,16 @@ impl<S: EngineStore> Engine<S> {
                 v = self.view()?;
             }
         }
+        // The guard in `accept` keeps one process under the line, but
+        // writers in several processes can pass it together: whoever finds
+        // the window past it after writing refreshes at once.
+        let refreshed =
+            rising.is_some_and(|z| w.action(z) == Action::EmergencyCheckpointAndRefresh);
+        if !refreshed && w.is_emergency(v.used()) {
+            self.refresh_locked("emergency_95pct", events, checkpoints)?;
+            checkpointed = true;
+            v = self.view()?;
+        }
         if !checkpointed {
             let trigger = match phase_done {
                 Some(p) => Some(format!("phase_complete_{}", p.name())),

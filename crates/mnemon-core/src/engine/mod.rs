@@ -218,6 +218,8 @@ pub struct Engine<S> {
     write: Mutex<()>,
     /// Token counts of context lines, kept across calls.
     counts: crate::tokens::CountCache,
+    /// How common each searched word is, for retrieval.
+    terms: crate::assemble::retrieve::TermCache,
 }
 
 impl<S> std::fmt::Debug for Engine<S> {
@@ -272,6 +274,7 @@ impl<S: EngineStore> Engine<S> {
             summarizer: Box::new(Extractive),
             write: Mutex::new(()),
             counts: crate::tokens::CountCache::default(),
+            terms: crate::assemble::retrieve::TermCache::default(),
         }
     }
 
@@ -466,11 +469,18 @@ impl<S: EngineStore> Engine<S> {
         // The write is durable; what remains is acting on it. If another
         // process moved the state meanwhile, look again: it may already
         // have done what was needed.
+        // Failing the call now would tell the caller a durable write was
+        // lost, so a contest that outlasts the retries is left to the
+        // writers still at it: each re-evaluates after its own write.
         let mut attempt = 0;
         loop {
             let v = self.view()?;
             match self.after_write(v, phase, &mut events, &mut checkpoints) {
-                Err(EngineError::Conflict(_)) if attempt < CONFLICT_RETRIES => attempt += 1,
+                Err(EngineError::Conflict(_)) if attempt < CONFLICT_RETRIES => {
+                    attempt += 1;
+                    std::thread::yield_now();
+                }
+                Err(EngineError::Conflict(_)) => break,
                 other => break other?,
             }
         }
