@@ -122,6 +122,9 @@ pub struct Assembler<'a> {
 
 type Chosen<'c> = BTreeMap<SectionKind, Vec<&'c Candidate>>;
 
+/// Fewer tokens than any rendered item takes with its newline.
+const MIN_ITEM_TOKENS: u64 = 2;
+
 impl Assembler<'_> {
     /// Assembles `offers` (candidates per section, most preferred first)
     /// under `plan` within `budget` tokens.
@@ -178,6 +181,11 @@ impl Assembler<'_> {
                     v.iter().map(|c| cost(c)).sum::<u64>() + heading(s.kind)
                 });
                 for whole in offer(s.kind) {
+                    // No item line is shorter than this; counting the rest
+                    // of a long offer to reject each one is wasted work.
+                    if usable.saturating_sub(estimate) < MIN_ITEM_TOKENS {
+                        break;
+                    }
                     if used_ids.contains(whole.id.as_str()) {
                         continue;
                     }

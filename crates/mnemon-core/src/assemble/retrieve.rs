@@ -138,11 +138,73 @@ pub fn rank(hits: Vec<Hit>) -> Vec<Ranked> {
     out
 }
 
+/// How many records contain each word, remembered while the store grows
+/// by less than a tenth: a share decides only whether a word is common or
+/// rare, and reading it from the index costs more than the search itself
+/// on a large store.
+#[derive(Debug, Default)]
+pub struct TermCache {
+    map: std::sync::Mutex<std::collections::HashMap<String, (u64, u64)>>,
+}
+
+/// The cache starts over past this many words.
+const TERM_CACHE_MAX: usize = 20_000;
+
+impl TermCache {
+    fn docs<S: SearchStore + ?Sized>(
+        &self,
+        store: &S,
+        term: &str,
+        rows: u64,
+    ) -> Result<u64, StoreError> {
+        let fresh = |at: u64| rows <= at + at / 10;
+        if let Some((docs, at)) = self.map.lock().unwrap_or_else(|p| p.into_inner()).get(term)
+            && fresh(*at)
+        {
+            return Ok(*docs);
+        }
+        let docs = store.term_docs(term)?;
+        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() >= TERM_CACHE_MAX {
+            map.clear();
+        }
+        map.insert(term.to_string(), (docs, rows));
+        Ok(docs)
+    }
+}
+
+/// How many names from the best hits the expansion round searches for.
+const EXPANSION_NAMES: usize = 6;
+
+/// Capitalized words of three letters or more that do not open a sentence
+/// (or a `speaker:` line), lower-cased: "Fun fact, Foxglove Media has…"
+/// gives `foxglove`, `media`.
+fn names_in(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut opens = true;
+    for token in text.split_inclusive(|c: char| !c.is_alphanumeric()) {
+        let word: &str = token.trim_end_matches(|c: char| !c.is_alphanumeric());
+        let end = &token[word.len()..];
+        let capital = word.chars().next().is_some_and(char::is_uppercase);
+        if capital && !opens && word.chars().count() > 2 {
+            let lower = word.to_lowercase();
+            if !QUESTION_WORDS.contains(&lower.as_str()) && !out.contains(&lower) {
+                out.push(lower);
+            }
+        }
+        if !word.is_empty() || !end.trim().is_empty() {
+            opens = end.contains(['.', '!', '?', ':', '\n']);
+        }
+    }
+    out
+}
+
 /// Ranked hits for `query`. Names in the best hits that the query did not
 /// mention are searched again (at half weight), so "what breed is Alice's
 /// dog?" also finds "Rex is a beagle" once "Alice's dog is called Rex" ranks.
 pub fn retrieve<S: SearchStore + ?Sized>(
     store: &S,
+    terms: &TermCache,
     query: &str,
     limit: usize,
 ) -> Result<Vec<Ranked>, StoreError> {
@@ -161,7 +223,7 @@ pub fn retrieve<S: SearchStore + ?Sized>(
         if rows < COMMON_FROM {
             Ok(0)
         } else {
-            store.term_docs(w)
+            terms.docs(store, w, rows)
         }
     };
     let share = |d: u64| {
@@ -220,14 +282,8 @@ pub fn retrieve<S: SearchStore + ?Sized>(
     };
     let mut extra: Vec<String> = Vec::new();
     for r in ranked.iter().take(3) {
-        for w in r.hit.text.split(|c: char| !c.is_alphanumeric()) {
-            let lower = w.to_lowercase();
-            let name = w.chars().next().is_some_and(char::is_uppercase) && w.len() > 2;
-            if name
-                && !q.contains(&lower)
-                && !extra.contains(&lower)
-                && !QUESTION_WORDS.contains(&lower.as_str())
-            {
+        for lower in names_in(&r.hit.text) {
+            if !q.contains(&lower) && !extra.contains(&lower) {
                 extra.push(lower);
             }
         }
@@ -235,7 +291,7 @@ pub fn retrieve<S: SearchStore + ?Sized>(
     // A capitalized word found everywhere ("Step 12: …") is no name.
     let mut names = Vec::new();
     for w in extra {
-        if names.len() == 4 {
+        if names.len() == EXPANSION_NAMES {
             break;
         }
         if share(docs(&w)?) <= COMMON {
@@ -268,4 +324,20 @@ fn merge(ranked: &mut Vec<Ranked>, more: Vec<Ranked>, weight: f64, add: bool) {
         }
     }
     ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.hit.at.cmp(&a.hit.at)));
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::names_in;
+
+    #[test]
+    fn names_are_capitalized_words_that_do_not_open_a_sentence() {
+        assert_eq!(
+            names_in(
+                "Caroline: Fun fact, Foxglove Media has its headquarters in Oslo. Today Nikolai left."
+            ),
+            vec!["foxglove", "media", "oslo", "nikolai"]
+        );
+        assert_eq!(names_in("Step 12: fixed it. Ok"), Vec::<String>::new());
+    }
 }

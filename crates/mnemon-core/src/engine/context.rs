@@ -30,7 +30,7 @@ fn fragment_limit(budget: u64) -> usize {
 impl<S: EngineStore + SearchStore> Engine<S> {
     /// Ranked matches across every tier.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Ranked>, EngineError> {
-        Ok(retrieve(self.store(), query, limit)?)
+        Ok(retrieve(self.store(), &self.terms, query, limit)?)
     }
 
     /// The best context for `req` that fits its budget exactly.
@@ -90,7 +90,7 @@ impl<S: EngineStore + SearchStore> Engine<S> {
                 }
                 SectionKind::Fragments => match req.query.as_deref() {
                     Some(q) => candidates::fragments(
-                        &retrieve(self.store(), q, fragment_limit(budget))?,
+                        &retrieve(self.store(), &self.terms, q, fragment_limit(budget))?,
                         q,
                     ),
                     None => Vec::new(),
