@@ -13,6 +13,7 @@
 //! `tests/no_io.rs` enforces this.
 
 pub mod assemble;
+mod cache;
 pub mod compress;
 pub mod config;
 pub mod engine;

@@ -3,7 +3,7 @@
 
 use mnemon_core::memory::{StoreError, Timestamp};
 use mnemon_core::optimize::{Artifact, Replacement, Substitution, Technique};
-use rusqlite::{OptionalExtension, Transaction, params};
+use rusqlite::{Transaction, params};
 
 use crate::SqliteStore;
 
@@ -31,32 +31,38 @@ type SubRow = (
 );
 
 impl SqliteStore {
+    /// One range read over the positions' span, filtered here: working
+    /// memory asks on every write, and most spans hold no substitution.
     pub(crate) fn read_substitutions(&self, seqs: &[i64]) -> Result<Vec<Substitution>, StoreError> {
+        let (Some(lo), Some(hi)) = (seqs.iter().min(), seqs.iter().max()) else {
+            return Ok(Vec::new());
+        };
+        let wanted: std::collections::BTreeSet<i64> = seqs.iter().copied().collect();
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(
                 "SELECT op_seq, technique, kind, text, tokens, reason, original_tokens
-                 FROM substitutions WHERE project_id = ?1 AND op_seq = ?2",
+                 FROM substitutions WHERE project_id = ?1 AND op_seq BETWEEN ?2 AND ?3",
             )
             .map_err(|e| self.err(e))?;
-        let mut out = Vec::new();
-        for seq in seqs {
-            let row: Option<SubRow> = stmt
-                .query_row(params![self.project_id, seq], |r| {
-                    Ok((
-                        r.get(0)?,
-                        r.get(1)?,
-                        r.get(2)?,
-                        r.get(3)?,
-                        r.get(4)?,
-                        r.get(5)?,
-                        r.get(6)?,
-                    ))
-                })
-                .optional()
-                .map_err(|e| self.err(e))?;
-            if let Some((op_seq, t, kind, text, tokens, reason, original)) = row {
-                out.push(Substitution {
+        let rows: Vec<SubRow> = stmt
+            .query_map(params![self.project_id, lo, hi], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                ))
+            })
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.err(e))?;
+        rows.into_iter()
+            .filter(|row| wanted.contains(&row.0))
+            .map(|(op_seq, t, kind, text, tokens, reason, original)| {
+                Ok(Substitution {
                     op_seq,
                     technique: technique(&t)?,
                     replacement: match (kind, text) {
@@ -69,10 +75,9 @@ impl SqliteStore {
                     },
                     reason,
                     original_tokens: original as u64,
-                });
-            }
-        }
-        Ok(out)
+                })
+            })
+            .collect()
     }
 
     pub(crate) fn read_artifacts(&self, path: Option<&str>) -> Result<Vec<Artifact>, StoreError> {

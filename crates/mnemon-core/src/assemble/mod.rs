@@ -249,20 +249,19 @@ impl Assembler<'_> {
                 count_pieces(self.counter, &pieces(chosen, plan, true))
             }
             Format::Messages => {
-                // The memory message counted from its pieces, the turns as
-                // count_chat counts them (it adds the reply priming once).
-                let msgs = messages(chosen, plan);
-                let turns = if msgs.first().is_some_and(|m| m.role == "system") {
-                    let memory = count_pieces(self.counter, &pieces(chosen, plan, false));
-                    let framing =
-                        self.chat.tokens_per_message as u64 + self.counter.count("system") as u64;
-                    return memory
-                        + framing
-                        + count_chat(self.counter, self.chat, &msgs[1..]) as u64;
+                // The memory message from its pieces (not rendered just to
+                // be counted), the turns as count_chat counts them (it adds
+                // the reply priming once).
+                let memory = pieces(chosen, plan, false);
+                // `messages` leaves the memory message out when its text is empty.
+                let framing = if memory.iter().all(|(p, sep)| p.is_empty() && sep.is_empty()) {
+                    0
                 } else {
-                    &msgs[..]
+                    self.chat.tokens_per_message as u64
+                        + self.counter.count("system") as u64
+                        + count_pieces(self.counter, &memory)
                 };
-                count_chat(self.counter, self.chat, turns) as u64
+                framing + count_chat(self.counter, self.chat, &turns(chosen)) as u64
             }
         }
     }
@@ -429,16 +428,23 @@ fn messages(chosen: &Chosen<'_>, plan: &BudgetPlan) -> Vec<ChatMessage> {
             name: None,
         });
     }
-    if let Some(turns) = chosen.get(&SectionKind::RecentMessages) {
-        let mut turns = turns.clone();
-        turns.sort_by_key(|c| c.order);
-        for c in turns {
-            out.push(ChatMessage {
-                role: c.role.unwrap_or(Role::User).name().to_string(),
-                content: c.text.clone(),
-                name: None,
-            });
-        }
-    }
+    out.extend(turns(chosen));
     out
+}
+
+/// The recent turns as chat messages, oldest first.
+fn turns(chosen: &Chosen<'_>) -> Vec<ChatMessage> {
+    let mut turns = chosen
+        .get(&SectionKind::RecentMessages)
+        .cloned()
+        .unwrap_or_default();
+    turns.sort_by_key(|c| c.order);
+    turns
+        .into_iter()
+        .map(|c| ChatMessage {
+            role: c.role.unwrap_or(Role::User).name().to_string(),
+            content: c.text.clone(),
+            name: None,
+        })
+        .collect()
 }

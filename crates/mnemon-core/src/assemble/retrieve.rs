@@ -142,13 +142,17 @@ pub fn rank(hits: Vec<Hit>) -> Vec<Ranked> {
 /// by less than a tenth: a share decides only whether a word is common or
 /// rare, and reading it from the index costs more than the search itself
 /// on a large store.
-#[derive(Debug, Default)]
-pub struct TermCache {
-    map: std::sync::Mutex<std::collections::HashMap<String, (u64, u64)>>,
-}
+#[derive(Debug)]
+pub struct TermCache(crate::cache::Bounded<(u64, u64)>);
 
 /// The cache starts over past this many words.
 const TERM_CACHE_MAX: usize = 20_000;
+
+impl Default for TermCache {
+    fn default() -> Self {
+        TermCache(crate::cache::Bounded::new(TERM_CACHE_MAX))
+    }
+}
 
 impl TermCache {
     fn docs<S: SearchStore + ?Sized>(
@@ -157,18 +161,13 @@ impl TermCache {
         term: &str,
         rows: u64,
     ) -> Result<u64, StoreError> {
-        let fresh = |at: u64| rows <= at + at / 10;
-        if let Some((docs, at)) = self.map.lock().unwrap_or_else(|p| p.into_inner()).get(term)
-            && fresh(*at)
+        if let Some((docs, at)) = self.0.get(term)
+            && rows <= at + at / 10
         {
-            return Ok(*docs);
+            return Ok(docs);
         }
         let docs = store.term_docs(term)?;
-        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        if map.len() >= TERM_CACHE_MAX {
-            map.clear();
-        }
-        map.insert(term.to_string(), (docs, rows));
+        self.0.insert(term, (docs, rows));
         Ok(docs)
     }
 }

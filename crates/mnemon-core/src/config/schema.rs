@@ -276,12 +276,13 @@ impl Default for OptimizationSection {
             artifact_registry_threshold_tokens: None,
             differential_state_enabled: true,
             external_storage_enabled: true,
-            external_storage_threshold_tokens: 2_000,
+            external_storage_threshold_tokens: crate::optimize::EXTERNALIZE_TOKENS,
             pruning_enabled: true,
-            prune_debug_traces_older_than_hours: 1.0,
-            prune_validation_history_keep_last: 5,
+            prune_debug_traces_older_than_hours: crate::optimize::DEBUG_TRACE_MAX_AGE_MS as f64
+                / 3_600_000.0,
+            prune_validation_history_keep_last: crate::optimize::KEEP_VALIDATIONS as u64,
             prune_error_log_keep_unresolved_all: true,
-            prune_error_log_keep_resolved_last: 10,
+            prune_error_log_keep_resolved_last: crate::optimize::KEEP_RESOLVED_ERRORS as u64,
             phase_summary_max_tokens: None,
         }
     }

@@ -254,6 +254,15 @@ impl View {
         self.state.baseline + self.state.carried + self.totals.tokens()
     }
 
+    /// What [`View::used`] becomes once `saved` local tokens leave the
+    /// live context.
+    pub fn used_less(&self, saved: u64) -> u64 {
+        match self.state.reported {
+            Some(_) => self.used().saturating_sub(self.calibration.apply(saved)),
+            None => self.calibration.apply(self.local().saturating_sub(saved)),
+        }
+    }
+
     /// Calibrated usage; exact at the moment a provider reported it.
     pub fn used(&self) -> u64 {
         let local = self.local();

@@ -133,12 +133,7 @@ impl<S: EngineStore> Engine<S> {
         let saved = plan.saved();
         let carried = (v.state.carried + v.totals.tokens()).saturating_sub(saved);
         let local = v.state.baseline + carried;
-        let after = match v.state.reported {
-            Some((tokens, at_local)) => (tokens
-                + v.calibration.apply(v.local().saturating_sub(at_local)))
-            .saturating_sub(v.calibration.apply(saved)),
-            None => v.calibration.apply(local),
-        };
+        let after = v.used_less(saved);
         let report = OptimizeReport {
             dry_run,
             tokens_before: before,

@@ -3,10 +3,8 @@
 //! memory, the usual fragments) is what it got last turn; counts are a
 //! pure function of the text, so remembering them is exact.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
 use super::TokenCounter;
+use crate::cache::Bounded;
 
 /// Texts longer than this are counted every time: they are rare, and
 /// keeping them would cost more memory than counting saves.
@@ -15,14 +13,18 @@ const MAX_TEXT: usize = 4_096;
 const MAX_ENTRIES: usize = 50_000;
 
 /// Shared across calls; see [`Memo`].
-#[derive(Debug, Default)]
-pub struct CountCache {
-    map: Mutex<HashMap<Box<str>, u32>>,
+#[derive(Debug)]
+pub struct CountCache(Bounded<u32>);
+
+impl Default for CountCache {
+    fn default() -> Self {
+        CountCache(Bounded::new(MAX_ENTRIES))
+    }
 }
 
 impl CountCache {
     pub fn len(&self) -> usize {
-        self.map.lock().unwrap_or_else(|p| p.into_inner()).len()
+        self.0.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -54,21 +56,11 @@ impl TokenCounter for Memo<'_> {
         if text.len() > MAX_TEXT {
             return self.inner.count(text);
         }
-        if let Some(n) = self
-            .cache
-            .map
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(text)
-        {
-            return *n as usize;
+        if let Some(n) = self.cache.0.get(text) {
+            return n as usize;
         }
         let n = self.inner.count(text);
-        let mut map = self.cache.map.lock().unwrap_or_else(|p| p.into_inner());
-        if map.len() >= MAX_ENTRIES {
-            map.clear();
-        }
-        map.insert(text.into(), n.min(u32::MAX as usize) as u32);
+        self.cache.0.insert(text, n.min(u32::MAX as usize) as u32);
         n
     }
 
