@@ -98,6 +98,10 @@ pub enum Command {
     Context(ContextArgs),
     /// Search every tier: operations, messages, decisions, hot context, entities, documents.
     Search(SearchArgs),
+    /// An orchestrator session at the terminal: project commands in your own words, questions
+    /// about memory, and slash commands (/help lists them). Reads a script or piped lines when
+    /// not on a terminal.
+    Chat(ChatArgs),
     /// Measure evidence recall under token budgets, or generate a dataset.
     #[command(subcommand)]
     Eval(EvalCommand),
@@ -295,6 +299,18 @@ pub struct DecisionInput {
     /// Read the whole record as JSON (design v2's fields) from a file or `-`.
     #[arg(long = "from-json", value_name = "FILE", conflicts_with_all = ["title", "context", "decision"])]
     pub from_json: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub agent: AgentArg,
+}
+
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    /// Run the lines of FILE (one command per line; `#` starts a comment) instead of asking.
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<std::path::PathBuf>,
+    /// Leave the session open at the end instead of summarizing and archiving it.
+    #[arg(long)]
+    pub keep_session: bool,
     #[command(flatten)]
     pub agent: AgentArg,
 }

@@ -50,6 +50,7 @@ fn main() -> ExitCode {
         Command::ReportUsage(a) => commands::checkpoint::report_usage(g, a),
         Command::Context(a) => commands::context::context(g, a),
         Command::Search(a) => commands::context::search(g, a),
+        Command::Chat(a) => commands::chat::run(g, a),
         Command::Eval(c) => commands::eval::run(g, c),
     };
     match result {

@@ -168,6 +168,7 @@ impl mnemon_core::memory::Clock for SystemClock {
 
 pub const DB_NAME: &str = "mnemon.db";
 
+pub type ProjectStore = mnemon_sqlite::SqliteStore;
 pub type ProjectMemory = mnemon_core::memory::Memory<mnemon_sqlite::SqliteStore>;
 pub type ProjectEngine = mnemon_core::engine::Engine<mnemon_sqlite::SqliteStore>;
 

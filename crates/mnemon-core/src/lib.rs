@@ -14,6 +14,7 @@
 
 pub mod assemble;
 mod cache;
+pub mod chat;
 pub mod compress;
 pub mod config;
 pub mod engine;

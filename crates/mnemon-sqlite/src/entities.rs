@@ -29,14 +29,24 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Entity> {
 }
 
 fn get(conn: &Connection, store: &SqliteStore, number: u64) -> Result<Entity, StoreError> {
-    conn.query_row(
-        &format!("SELECT {COLUMNS} FROM entities WHERE project_id = ?1 AND number = ?2"),
-        params![store.project_id, number as i64],
-        from_row,
-    )
-    .optional()
-    .map_err(|e| store.err(e))?
-    .ok_or_else(|| StoreError::NotFound {
+    let row = conn
+        .query_row(
+            &format!(
+                "SELECT {COLUMNS}, deleted_at FROM entities WHERE project_id = ?1 AND number = ?2"
+            ),
+            params![store.project_id, number as i64],
+            |r| Ok((from_row(r)?, r.get::<_, Option<i64>>(9)?)),
+        )
+        .optional()
+        .map_err(|e| store.err(e))?;
+    if let Some((e, Some(at))) = &row {
+        return Err(StoreError::Invalid(format!(
+            "{} was deleted on {}",
+            e.label(),
+            Timestamp(*at).datetime().format("%Y-%m-%d %H:%M UTC")
+        )));
+    }
+    row.map(|(e, _)| e).ok_or_else(|| StoreError::NotFound {
         what: "entity",
         id: format!("#{number}"),
     })
@@ -109,8 +119,42 @@ impl EntityStore for SqliteStore {
         })
     }
 
+    fn delete_entity(&self, number: u64, at: Timestamp) -> Result<Entity, StoreError> {
+        self.write(|tx| {
+            let current = get(tx, self, number)?;
+            let mut stmt = tx
+                .prepare_cached(&format!(
+                    "SELECT {COLUMNS} FROM entities WHERE project_id = ?1 AND parent = ?2 AND deleted_at IS NULL ORDER BY number LIMIT 6"
+                ))
+                .map_err(|e| self.err(e))?;
+            let children: Vec<Entity> = stmt
+                .query_map(params![self.project_id, number as i64], from_row)
+                .and_then(|rows| rows.collect())
+                .map_err(|e| self.err(e))?;
+            if !children.is_empty() {
+                let shown: Vec<String> = children.iter().take(5).map(Entity::label).collect();
+                return Err(StoreError::Invalid(format!(
+                    "{} still holds {}{}; delete or move those first",
+                    current.label(),
+                    shown.join(", "),
+                    if children.len() > 5 { " and more" } else { "" }
+                )));
+            }
+            tx.execute(
+                "UPDATE entities SET deleted_at = ?3, updated_at = ?3 WHERE project_id = ?1 AND number = ?2",
+                params![self.project_id, number as i64, at.0],
+            )
+            .map_err(|e| self.err(e))?;
+            Ok(Entity {
+                updated_at: at,
+                ..current
+            })
+        })
+    }
+
     fn entities(&self, q: &EntityQuery) -> Result<Vec<Entity>, StoreError> {
-        let mut sql = format!("SELECT {COLUMNS} FROM entities WHERE project_id = ?");
+        let mut sql =
+            format!("SELECT {COLUMNS} FROM entities WHERE project_id = ? AND deleted_at IS NULL");
         let mut args = vec![Value::Text(self.project_id.clone())];
         if let Some(k) = q.kind {
             sql.push_str(" AND kind = ?");
@@ -136,7 +180,7 @@ impl EntityStore for SqliteStore {
     fn status_counts(&self) -> Result<Vec<StatusCount>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn
-            .prepare_cached("SELECT kind, status, count(*) FROM entities WHERE project_id = ?1 GROUP BY kind, status ORDER BY kind, status")
+            .prepare_cached("SELECT kind, status, count(*) FROM entities WHERE project_id = ?1 AND deleted_at IS NULL GROUP BY kind, status ORDER BY kind, status")
             .map_err(|e| self.err(e))?;
         let rows: Vec<(String, String, i64)> = stmt
             .query_map([&self.project_id], |r| {

@@ -30,6 +30,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "optimizer",
         include_str!("../migrations/0008_optimizer.sql"),
     ),
+    (
+        9,
+        "entity_delete",
+        include_str!("../migrations/0009_entity_delete.sql"),
+    ),
 ];
 
 /// The schema version this build writes.

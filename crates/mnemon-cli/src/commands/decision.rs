@@ -147,7 +147,7 @@ fn read_input(i: &DecisionInput) -> Result<NewDecision> {
 }
 
 /// `.mnemon/decisions/DR-<id>_<slug>.md`, rendered after the commit.
-fn write_file(project: &Project, r: &DecisionRecord) -> Result<()> {
+pub(crate) fn write_file(project: &Project, r: &DecisionRecord) -> Result<()> {
     let Some(dir) = &project.dir else {
         return Ok(());
     };

@@ -1,5 +1,6 @@
 //! One file per subcommand.
 
+pub mod chat;
 pub mod checkpoint;
 pub mod config;
 pub mod context;

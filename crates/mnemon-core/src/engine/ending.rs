@@ -106,23 +106,17 @@ impl<S: EngineStore> Engine<S> {
         })
     }
 
-    /// Ends the agent's session (design v1 `flush_session`): a `session_end`
-    /// checkpoint, a structured summary built from the session's
-    /// operations, the session archived, the episodic documents updated
-    /// (old versions kept), and a fresh epoch with empty working memory.
-    pub fn end_session(&self) -> Result<Outcome<SessionReport>, EngineError> {
-        let _g = self.lock();
+    /// The summary ending the session now would write, without ending it
+    /// (`/context summary`); `None` with no active session.
+    pub fn session_report(&self) -> Result<Option<SessionReport>, EngineError> {
         let v = self.view()?;
-        let Some(session) = v.session.clone() else {
-            return Err(EngineError::Invalid(
-                "there is no active session to end".into(),
-            ));
-        };
-        let mut events = Vec::new();
-        let mut checkpoints = Vec::new();
-        let cp = self.checkpoint_locked(&v, "session_end")?;
-        push_checkpoint(cp, &mut events, &mut checkpoints);
-        let v = self.view()?;
+        match &v.session {
+            Some(session) => Ok(Some(self.report_for(session)?)),
+            None => Ok(None),
+        }
+    }
+
+    fn report_for(&self, session: &crate::memory::Session) -> Result<SessionReport, EngineError> {
         let mut ops = self.store().operations_after(&session.id, 0, usize::MAX)?;
         ops.reverse();
         let decisions = self.store().decisions(Some(50))?;
@@ -143,7 +137,30 @@ impl<S: EngineStore> Engine<S> {
             ..EntityQuery::default()
         })?;
         let at = self.now();
-        let report = SessionReport::build(&session, &ops, &decisions, &next, &blocked, at);
+        Ok(SessionReport::build(
+            session, &ops, &decisions, &next, &blocked, at,
+        ))
+    }
+
+    /// Ends the agent's session (design v1 `flush_session`): a `session_end`
+    /// checkpoint, a structured summary built from the session's
+    /// operations, the session archived, the episodic documents updated
+    /// (old versions kept), and a fresh epoch with empty working memory.
+    pub fn end_session(&self) -> Result<Outcome<SessionReport>, EngineError> {
+        let _g = self.lock();
+        let v = self.view()?;
+        let Some(session) = v.session.clone() else {
+            return Err(EngineError::Invalid(
+                "there is no active session to end".into(),
+            ));
+        };
+        let mut events = Vec::new();
+        let mut checkpoints = Vec::new();
+        let cp = self.checkpoint_locked(&v, "session_end")?;
+        push_checkpoint(cp, &mut events, &mut checkpoints);
+        let v = self.view()?;
+        let report = self.report_for(&session)?;
+        let at = report.ended_at;
         let mut items = summary_items(session.summary.as_deref().unwrap_or(""));
         items.extend(
             self.store()

@@ -514,6 +514,13 @@ impl<S: Store> Memory<S> {
         Ok(entity)
     }
 
+    /// Deletes an entity with no live children; its number stays taken.
+    pub fn delete_entity(&self, number: u64) -> Result<Entity, StoreError> {
+        let entity = self.store.delete_entity(number, self.clock.now())?;
+        self.log_entity("entity_deleted", &entity)?;
+        Ok(entity)
+    }
+
     /// Recorded so that "what did we just do?" and "add stories to it" can
     /// find the entity; epic and milestone completions are pinned.
     fn log_entity(&self, kind: &str, e: &Entity) -> Result<Operation, StoreError> {

@@ -136,6 +136,9 @@ pub trait EntityStore {
         at: Timestamp,
     ) -> Result<Entity, StoreError>;
     /// Most urgent first, then by number.
+    /// Deletes an entity that has no live children. The number is never
+    /// reused; the entity leaves listings and search.
+    fn delete_entity(&self, number: u64, at: Timestamp) -> Result<Entity, StoreError>;
     fn entities(&self, q: &EntityQuery) -> Result<Vec<Entity>, StoreError>;
     fn status_counts(&self) -> Result<Vec<StatusCount>, StoreError>;
 }

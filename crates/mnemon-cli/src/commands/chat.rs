@@ -1,0 +1,192 @@
+//! `mnemon chat`: the REPL (rustyline, on a terminal) and the same session
+//! run from a script or piped lines. mnemon-core's `Chat` understands and
+//! runs each line; this file reads lines, writes the files a reply changed,
+//! and prints.
+
+use std::io::{BufRead, IsTerminal};
+
+use anyhow::{Context, Result};
+use mnemon_core::chat::{Chat, Reply, ReplyKind};
+use mnemon_core::engine::{EngineEvent, EngineStatus};
+use rustyline::error::ReadlineError;
+
+use crate::cli::{ChatArgs, Global};
+use crate::output::{BOLD, DIM, thousands, zone_style};
+use crate::project::{Project, ProjectEngine};
+
+const PROMPT: &str = "mnemon> ";
+const HISTORY: &str = "chat_history";
+
+pub fn run(g: &Global, a: &ChatArgs) -> Result<()> {
+    let project = Project::find(g.dir.as_deref())?;
+    let engine = project.engine(a.agent.agent.as_deref())?;
+    let mut chat = Chat::new(&engine);
+    let interactive = a.script.is_none() && std::io::stdin().is_terminal();
+    if interactive {
+        return repl(g, a, &project, &mut chat);
+    }
+    let lines: Box<dyn Iterator<Item = std::io::Result<String>>> = match &a.script {
+        Some(path) => {
+            let f = std::fs::File::open(path).with_context(|| {
+                format!(
+                    "cannot read the script {}: give a file with one command per line",
+                    path.display()
+                )
+            })?;
+            Box::new(std::io::BufReader::new(f).lines())
+        }
+        None => Box::new(std::io::stdin().lock().lines()),
+    };
+    for line in lines {
+        let line = line.context("cannot read the next line of input")?;
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        if !g.json {
+            anstream::println!("{BOLD}>{BOLD:#} {trimmed}");
+        }
+        let reply = chat.handle(trimmed)?;
+        after(&project, &engine, &reply)?;
+        show(g, &reply, true);
+        if reply.kind == ReplyKind::Ended {
+            return Ok(());
+        }
+    }
+    if !a.keep_session {
+        let reply = chat.end()?;
+        after(&project, &engine, &reply)?;
+        show(g, &reply, true);
+    }
+    Ok(())
+}
+
+fn repl(
+    g: &Global,
+    a: &ChatArgs,
+    project: &Project,
+    chat: &mut Chat<'_, crate::project::ProjectStore>,
+) -> Result<()> {
+    let engine = chat.engine();
+    let mut rl =
+        rustyline::DefaultEditor::new().context("cannot set up line editing on this terminal")?;
+    let history = project.dir.as_ref().map(|d| d.join(HISTORY));
+    if let Some(h) = &history {
+        // A missing history file is the normal first run.
+        let _ = rl.load_history(h);
+    }
+    let st = engine.status()?;
+    anstream::println!(
+        "{BOLD}mnemon chat{BOLD:#} · {} · window {} tokens · agent {}\n{DIM}Type commands in your own words (\"create an epic for user authentication\"), /help for everything, Ctrl-D or Ctrl-C to end the session.{DIM:#}",
+        st.model,
+        thousands(st.window.effective_max),
+        st.agent,
+    );
+    anstream::println!("{}", status_line(&st, None));
+    loop {
+        let prompt = if chat.awaiting_answer() {
+            "which? "
+        } else {
+            PROMPT
+        };
+        match rl.readline(prompt) {
+            Ok(line) => {
+                let trimmed = line.trim();
+                if trimmed.is_empty() {
+                    continue;
+                }
+                let _ = rl.add_history_entry(trimmed);
+                let reply = match chat.handle(trimmed) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        let style = anstyle::AnsiColor::Red.on_default().bold();
+                        anstream::println!("{style}error:{style:#} {e}");
+                        continue;
+                    }
+                };
+                after(project, engine, &reply)?;
+                show(g, &reply, false);
+                if reply.kind == ReplyKind::Ended {
+                    break;
+                }
+            }
+            Err(ReadlineError::Interrupted | ReadlineError::Eof) => {
+                if !a.keep_session {
+                    let reply = chat.end()?;
+                    after(project, engine, &reply)?;
+                    show(g, &reply, false);
+                }
+                break;
+            }
+            Err(e) => return Err(e).context("cannot read from the terminal"),
+        }
+    }
+    if let Some(h) = &history {
+        rl.save_history(h)
+            .with_context(|| format!("cannot save the chat history to {}", h.display()))?;
+    }
+    Ok(())
+}
+
+/// Writes what a reply changed: checkpoint files, artifacts, decision
+/// records, session logs and the episodic documents.
+fn after(project: &Project, e: &ProjectEngine, reply: &Reply) -> Result<()> {
+    let m = e.memory();
+    crate::files::write_checkpoints(project, m, &reply.checkpoints)?;
+    for ev in &reply.events {
+        if let EngineEvent::Optimized { artifacts, .. } = ev {
+            crate::files::write_artifacts(project, m, Some(artifacts))?;
+        }
+    }
+    for d in &reply.decisions {
+        crate::commands::decision::write_file(project, d)?;
+    }
+    for s in &reply.sessions {
+        crate::files::write_session(project, m, s)?;
+    }
+    if reply.recorded.is_some() || !reply.sessions.is_empty() || reply.kind == ReplyKind::Ended {
+        crate::files::refresh_views(project, m)?;
+    }
+    Ok(())
+}
+
+fn show(g: &Global, reply: &Reply, scripted: bool) {
+    if g.json {
+        match serde_json::to_string(reply) {
+            Ok(s) => anstream::println!("{s}"),
+            Err(e) => anstream::eprintln!("cannot print the reply as JSON: {e}"),
+        }
+        return;
+    }
+    if reply.kind == ReplyKind::Empty {
+        return;
+    }
+    let style = match reply.kind {
+        ReplyKind::Error | ReplyKind::NotUnderstood => anstyle::AnsiColor::Yellow.on_default(),
+        ReplyKind::Clarify | ReplyKind::Incomplete => anstyle::AnsiColor::Cyan.on_default(),
+        _ => anstyle::Style::new(),
+    };
+    anstream::println!("{style}{}{style:#}", reply.text);
+    for ev in &reply.events {
+        anstream::println!("{}", crate::commands::checkpoint::notice(ev));
+    }
+    let recorded = reply.recorded.as_ref().map(|r| r.tokens);
+    if !scripted || reply.recorded.is_some() {
+        anstream::println!("{}", status_line(&reply.status, recorded));
+    }
+}
+
+/// `── green · 1,234 / 128,000 tokens (1.0 %) · +57`
+fn status_line(st: &EngineStatus, recorded: Option<u64>) -> String {
+    let w = &st.window;
+    let z = zone_style(w.zone);
+    format!(
+        "{DIM}──{DIM:#} {z}{}{z:#} {DIM}· {} / {} tokens ({:.1} %){}{}{DIM:#}",
+        w.zone.name(),
+        thousands(w.used),
+        thousands(w.effective_max),
+        w.fraction * 100.0,
+        recorded.map_or(String::new(), |t| format!(" · +{t} recorded")),
+        if w.emergency { " · EMERGENCY" } else { "" },
+    )
+}
