@@ -314,6 +314,10 @@ fn episodic_documents_render_and_export_restores_files() {
     **Last Updated**: 2025-01-15T14:30:00+00:00
     **Session**: <session>
 
+    ## Epics
+
+    - No open epics
+
     ## Active Work
 
     - Nothing is in progress

@@ -10,8 +10,10 @@
 //! module does no IO.
 
 mod answer;
+mod ask;
 pub mod command;
 mod describe;
+mod edit;
 mod parse;
 mod refs;
 mod slash;

@@ -9,12 +9,10 @@
 
 use crate::memory::{EntityKind, EntityStatus};
 
-use super::command::{
-    Command, CommandParser, Field, Parsed, Question, StatusFilter, Target, Which,
-};
-use super::words::{
-    Tok, TokKind, count_at, kind_word, ordinal, priority_at, status_at, text, tokenize,
-};
+use super::ask::question_of;
+use super::command::{Command, CommandParser, Parsed, StatusFilter, Target, Which};
+use super::edit::{create, update};
+use super::words::{Tok, TokKind, kind_word, ordinal, status_at, text, tokenize};
 
 /// The supported forms, shown by `/help` and offered when a line is not
 /// understood.
@@ -112,11 +110,11 @@ impl CommandParser for RuleParser {
     }
 }
 
-fn starts(t: &[Tok], phrase: &[&str]) -> bool {
+pub(super) fn starts(t: &[Tok], phrase: &[&str]) -> bool {
     t.len() >= phrase.len() && t.iter().zip(phrase).all(|(a, b)| a.is(b))
 }
 
-fn trim_fillers(t: &mut Vec<Tok>) {
+pub(super) fn trim_fillers(t: &mut Vec<Tok>) {
     loop {
         let before = t.len();
         for o in OPENERS {
@@ -142,7 +140,7 @@ fn trim_fillers(t: &mut Vec<Tok>) {
 }
 
 /// The first position where `phrase` occurs.
-fn find(t: &[Tok], phrase: &[&str]) -> Option<usize> {
+pub(super) fn find(t: &[Tok], phrase: &[&str]) -> Option<usize> {
     (0..t.len()).find(|&i| starts(&t[i..], phrase))
 }
 
@@ -156,7 +154,24 @@ fn unknown(line: &str) -> Parsed {
 /// first, then by edit distance.
 pub fn closest(line: &str, n: usize) -> Vec<&'static str> {
     let low = line.trim().to_lowercase();
-    let first = low.split_whitespace().next().unwrap_or("");
+    // A known verb in any of its spellings points at its own forms:
+    // "make coffee" is nearest to creating something.
+    let (mut toks, _) = tokenize(line);
+    trim_fillers(&mut toks);
+    let canonical = verb_at(&toks).map(|(v, _)| match v {
+        Verb::Create => "create",
+        Verb::List => "list",
+        Verb::Show => "show",
+        Verb::Update => "set",
+        Verb::Rename => "rename",
+        Verb::Delete => "delete",
+        Verb::Status(EntityStatus::InProgress) => "start",
+        Verb::Status(EntityStatus::Completed) => "complete",
+        Verb::Status(EntityStatus::Blocked) => "block",
+        Verb::Status(EntityStatus::Pending) => "reopen",
+        Verb::Mark => "mark",
+    });
+    let first = canonical.unwrap_or_else(|| low.split_whitespace().next().unwrap_or(""));
     let mut scored: Vec<(f64, &'static str)> = FORMS
         .iter()
         .map(|f| {
@@ -174,186 +189,6 @@ pub fn closest(line: &str, n: usize) -> Vec<&'static str> {
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
     scored.into_iter().take(n).map(|x| x.1).collect()
-}
-
-// ---------------------------------------------------------------- questions
-
-fn question_of(t: &[Tok], asked: bool) -> Option<Question> {
-    // "change the status of story 7 to blocked" is a command.
-    if matches!(
-        verb_at(t),
-        Some((Verb::Update | Verb::Rename | Verb::Mark, _))
-    ) {
-        return None;
-    }
-    let low: Vec<&str> = t.iter().map(|x| x.low.as_str()).collect();
-    let has = |w: &str| low.contains(&w);
-    let did_we = [
-        "what did we",
-        "what have we",
-        "what did i",
-        "what have i",
-        "what did you",
-        "what have you",
-        "what was done",
-        "what got done",
-    ]
-    .iter()
-    .any(|p| starts(t, &p.split(' ').collect::<Vec<_>>()));
-    let recap = starts(t, &["recap"]) || starts(t, &["summarize"]) || starts(t, &["summary"]);
-    if did_we && (has("decide") || has("decided") || has("agree") || has("agreed")) {
-        return Some(Question::Decided {
-            topic: topic_after(t, &["about", "on", "for", "regarding"]),
-        });
-    }
-    if did_we
-        || recap
-        || starts(t, &["what", "just", "happened"])
-        || starts(t, &["what", "was", "the", "last", "thing"])
-    {
-        if has("today") {
-            return Some(Question::Day { offset: 0 });
-        }
-        if has("yesterday") {
-            return Some(Question::Day { offset: -1 });
-        }
-        if has("session") || (has("so") && has("far")) {
-            return Some(Question::Session);
-        }
-        if did_we || recap || has("just") || has("last") {
-            return Some(Question::JustDid);
-        }
-    }
-    if starts(t, &["what", "was", "decided"])
-        || starts(t, &["why", "did", "we"])
-        || (starts(t, &["decisions"]) && t.len() > 1)
-        || starts(t, &["what", "is", "our", "decision"])
-    {
-        return Some(Question::Decided {
-            topic: topic_after(
-                t,
-                &[
-                    "about",
-                    "on",
-                    "for",
-                    "regarding",
-                    "choose",
-                    "pick",
-                    "use",
-                    "go",
-                    "with",
-                ],
-            ),
-        });
-    }
-    // Status of something.
-    if let Some(i) = find(t, &["status", "of"])
-        .or_else(|| find(t, &["progress", "on"]))
-        .or_else(|| find(t, &["progress", "of"]))
-    {
-        let rest = &t[i + 2..];
-        return Some(Question::Status {
-            target: whole_target(rest),
-        });
-    }
-    for p in [
-        &["how", "is"][..],
-        &["how", "are"],
-        &["where", "are", "we", "on"],
-        &["where", "do", "we", "stand", "on"],
-    ] {
-        if starts(t, p) {
-            let mut rest = &t[p.len()..];
-            for tail in [
-                &["going"][..],
-                &["doing"],
-                &["coming", "along"],
-                &["looking"],
-            ] {
-                if rest.len() > tail.len()
-                    && rest[rest.len() - tail.len()..]
-                        .iter()
-                        .zip(tail)
-                        .all(|(a, b)| a.is(b))
-                {
-                    rest = &rest[..rest.len() - tail.len()];
-                }
-            }
-            if let Some(target) = whole_target(rest) {
-                return Some(Question::Status {
-                    target: Some(target),
-                });
-            }
-        }
-    }
-    if (starts(t, &["status"])
-        || starts(t, &["project", "status"])
-        || starts(t, &["overall", "status"]))
-        && t.len() <= 2
-    {
-        return Some(Question::Status { target: None });
-    }
-    if starts(t, &["status"]) {
-        return Some(Question::Status {
-            target: whole_target(&t[1..]),
-        });
-    }
-    if let Some(last) = t.last()
-        && last.is("status")
-        && let Some(target) = whole_target(&t[..t.len() - 1])
-    {
-        return Some(Question::Status {
-            target: Some(target),
-        });
-    }
-    let next = [
-        &["what", "is", "next"][..],
-        &["what", "next"],
-        &["what", "now"],
-        &["next", "steps"],
-        &["next", "up"],
-        &["whats", "next"],
-        &["what", "should", "we", "do"],
-        &["what", "should", "i", "do"],
-        &["what", "should", "we", "work", "on"],
-        &["what", "should", "i", "work", "on"],
-        &["what", "to", "do", "next"],
-        &["what", "do", "we", "do", "next"],
-        &["what", "is", "left"],
-        &["what", "remains"],
-    ];
-    if next.iter().any(|p| starts(t, p)) || (t.len() == 1 && t[0].is("next") && asked) {
-        return Some(Question::Next);
-    }
-    let blocked = [
-        &["what", "is", "blocked"][..],
-        &["what", "are", "the", "blockers"],
-        &["what", "is", "blocking"],
-        &["is", "anything", "blocked"],
-        &["anything", "blocked"],
-        &["any", "blockers"],
-        &["blockers"],
-        &["what", "is", "stuck"],
-        &["whats", "blocked"],
-    ];
-    if blocked.iter().any(|p| starts(t, p)) {
-        return Some(Question::Blocked);
-    }
-    None
-}
-
-/// The words after the first of `preps`, as the topic of a question.
-fn topic_after(t: &[Tok], preps: &[&str]) -> String {
-    let i = t
-        .iter()
-        .position(|x| x.is_any(preps))
-        .map_or(t.len(), |i| i + 1);
-    let rest: Vec<Tok> = t[i..]
-        .iter()
-        .filter(|x| !x.is_any(&["the", "a", "an"]))
-        .cloned()
-        .collect();
-    text(&rest)
 }
 
 // -------------------------------------------------------------- references
@@ -494,7 +329,7 @@ pub(super) fn target_at(t: &[Tok]) -> Option<(Target, usize)> {
 
 /// A reference that is the whole of `t`, allowing a trailing `?`-free
 /// filler such as "please".
-fn whole_target(t: &[Tok]) -> Option<Target> {
+pub(super) fn whole_target(t: &[Tok]) -> Option<Target> {
     let (target, n) = target_at(t)?;
     (n == t.len()).then_some(target)
 }
@@ -502,7 +337,7 @@ fn whole_target(t: &[Tok]) -> Option<Target> {
 // ---------------------------------------------------------------- commands
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Verb {
+pub(super) enum Verb {
     Create,
     List,
     Show,
@@ -514,7 +349,7 @@ enum Verb {
 }
 
 /// The verb at the start of `t` and the tokens it took.
-fn verb_at(t: &[Tok]) -> Option<(Verb, usize)> {
+pub(super) fn verb_at(t: &[Tok]) -> Option<(Verb, usize)> {
     use EntityStatus::*;
     let phrases: &[(&[&str], Verb)] = &[
         (&["set", "up"], Verb::Create),
@@ -797,338 +632,4 @@ fn list(rest: &[Tok]) -> Option<Command> {
         status,
         parent: None,
     })
-}
-
-/// Creation: `VERB [count] [new] [priority] KIND [title] [to|under|in|for
-/// TARGET] [priority] [: titles]`.
-fn create(rest: &[Tok]) -> Option<Result<Command, String>> {
-    let mut i = 0;
-    let mut count = None;
-    let mut priority = None;
-    loop {
-        let Some(t) = rest.get(i) else { return None };
-        if t.is_any(&[
-            "another",
-            "new",
-            "more",
-            "additional",
-            "extra",
-            "the",
-            "some",
-            "brand",
-        ]) {
-            i += 1;
-            continue;
-        }
-        if count.is_none()
-            && let Some((n, m)) = count_at(&rest[i..])
-        {
-            count = Some(n);
-            i += m;
-            continue;
-        }
-        if priority.is_none()
-            && let Some((p, m)) = priority_at(&rest[i..])
-        {
-            priority = Some(p);
-            i += m;
-            continue;
-        }
-        break;
-    }
-    let (kind, plural) = kind_word(rest.get(i)?)?;
-    let tail = &rest[i + 1..];
-    let (head, titles_tail) = match tail.iter().position(|x| x.punct(':')) {
-        Some(c) => (&tail[..c], Some(&tail[c + 1..])),
-        None => (tail, None),
-    };
-    let mut head: Vec<Tok> = head.to_vec();
-    // Priority anywhere in the head: "with priority 1", "(p2)".
-    let mut j = 0;
-    while j < head.len() {
-        if let Some((p, m)) = priority_at(&head[j..]) {
-            priority = Some(p);
-            let mut from = j;
-            if from > 0 && head[from - 1].is_any(&["with", "at", "as"]) {
-                from -= 1;
-            }
-            let mut to = j + m;
-            if from > 0 && head[from - 1].punct('(') && head.get(to).is_some_and(|x| x.punct(')')) {
-                from -= 1;
-                to += 1;
-            }
-            head.drain(from..to);
-            continue;
-        }
-        j += 1;
-    }
-    // The parent: a preposition followed by a reference that ends there.
-    let mut parent = None;
-    let preps = [
-        "to", "under", "in", "into", "for", "on", "within", "inside", "below", "beneath",
-    ];
-    let mut j = 0;
-    while j < head.len() {
-        if head[j].is_any(&preps)
-            && let Some((target, m)) = target_at(&head[j + 1..])
-        {
-            let end = j + 1 + m;
-            let boundary = head.get(end).is_none_or(|x| {
-                x.punct(',')
-                    || x.punct(';')
-                    || x.is_any(&["called", "named", "titled", "with", "and", "that"])
-            });
-            // A bare number is a parent only after a kind was implied:
-            // "add a task to 5" reads oddly, so ask instead.
-            let bare = matches!(target, Target::Number { kind: None, .. })
-                && head[j + 1].kind == TokKind::Num(target_number(&target));
-            if boundary && !bare {
-                parent = Some(target);
-                head.drain(j..end);
-                continue;
-            }
-        }
-        j += 1;
-    }
-    // The rest of the head names it, unless titles follow a colon.
-    let mut words: &[Tok] = &head;
-    while words.first().is_some_and(|x| {
-        x.is_any(&[
-            "called", "named", "titled", "for", "about", "to", "that", "which", "-", "=", "with",
-            "title", "name",
-        ]) || x.punct(',')
-    }) {
-        words = &words[1..];
-    }
-    let many = plural || count.is_some_and(|c| c > 1);
-    let titles: Vec<String> = match titles_tail {
-        Some(tail) if many => split_titles(tail),
-        Some(tail) => vec![clean_title(tail)]
-            .into_iter()
-            .filter(|s| !s.is_empty())
-            .collect(),
-        None if words.is_empty() => Vec::new(),
-        None if many => split_titles(words),
-        None => vec![clean_title(words)],
-    };
-    let titles: Vec<String> = titles.into_iter().filter(|s| !s.is_empty()).collect();
-    let noun = |n: u64| {
-        if n == 1 {
-            kind.name().to_string()
-        } else {
-            plural_of(kind)
-        }
-    };
-    if titles.is_empty() {
-        let n = count.unwrap_or(1);
-        return Some(Err(format!(
-            "what should the {} be called? Give {}, e.g. `add {n} {} to epic 5: login, signup, MFA`",
-            noun(n),
-            if n == 1 {
-                "a title".to_string()
-            } else {
-                format!("{n} titles after a colon")
-            },
-            noun(n),
-        )));
-    }
-    if let Some(c) = count
-        && c != titles.len() as u64
-    {
-        return Some(Err(format!(
-            "you asked for {c} {} but named {}: {}. Give one title per {}, separated by commas",
-            noun(c),
-            titles.len(),
-            titles
-                .iter()
-                .map(|t| format!("\"{t}\""))
-                .collect::<Vec<_>>()
-                .join(", "),
-            kind.name()
-        )));
-    }
-    Some(Ok(Command::Create {
-        kind,
-        titles,
-        parent,
-        priority,
-    }))
-}
-
-fn target_number(t: &Target) -> u64 {
-    match t {
-        Target::Number { number, .. } => *number,
-        _ => 0,
-    }
-}
-
-fn plural_of(k: EntityKind) -> String {
-    match k {
-        EntityKind::Story => "stories".into(),
-        k => format!("{}s", k.name()),
-    }
-}
-
-fn clean_title(t: &[Tok]) -> String {
-    text(t)
-        .trim_matches(|c: char| c == ',' || c == ';' || c == '.' || c.is_whitespace())
-        .to_string()
-}
-
-/// "login, signup, and MFA" → three titles; "a and b" → two.
-fn split_titles(t: &[Tok]) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur: Vec<Tok> = Vec::new();
-    for tok in t {
-        if tok.punct(',') || tok.punct(';') || tok.is_any(&["and", "&", "plus"]) {
-            if !cur.is_empty() {
-                out.push(clean_title(&cur));
-                cur.clear();
-            }
-            continue;
-        }
-        cur.push(tok.clone());
-    }
-    if !cur.is_empty() {
-        out.push(clean_title(&cur));
-    }
-    out
-}
-
-/// Updates: `rename TARGET to X`, `set the priority of TARGET to 1`,
-/// `change TARGET's title to X`, `make TARGET high priority`,
-/// `set TARGET to done`, `update the description of TARGET: X`.
-fn update(rest: &[Tok], rename: bool, verb: &Tok) -> Option<Result<Command, String>> {
-    let rest =
-        if rest.first().is_some_and(|x| x.is("the")) && rest.get(1).is_some_and(|x| is_field(x)) {
-            &rest[1..]
-        } else {
-            rest
-        };
-    // `FIELD of TARGET to VALUE`
-    if let Some(field) = rest.first().filter(|x| is_field(x))
-        && rest.get(1).is_some_and(|x| x.is_any(&["of", "for", "on"]))
-    {
-        let (target, n) = target_at(&rest[2..])?;
-        let value = value_after(&rest[2 + n..]);
-        return Some(field_command(target, &field.low, value));
-    }
-    let (target, n) = target_at(rest)?;
-    let after = &rest[n..];
-    // `TARGET FIELD to VALUE`, `TARGET's FIELD: VALUE`
-    if let Some(field) = after.first().filter(|x| is_field(x)) {
-        return Some(field_command(target, &field.low, value_after(&after[1..])));
-    }
-    // `prioritize TARGET` alone means most urgent.
-    if after.is_empty() && verb.is_any(&["prioritize", "bump"]) {
-        return Some(Ok(Command::Update {
-            target,
-            field: Field::Priority(1),
-        }));
-    }
-    let value = value_after(after);
-    if value.is_empty() {
-        return Some(Err(
-            "change it to what? e.g. `rename epic 5 to Accounts` or `set the priority of task 15 to 1`"
-                .into(),
-        ));
-    }
-    if let Some((p, m)) = priority_at(value)
-        && m == value.len()
-    {
-        return Some(Ok(Command::Update {
-            target,
-            field: Field::Priority(p),
-        }));
-    }
-    if let Some((StatusFilter::Is(status), m)) = status_at(value)
-        && m == value.len()
-    {
-        return Some(Ok(Command::SetStatus { target, status }));
-    }
-    if rename {
-        return Some(Ok(Command::Update {
-            target,
-            field: Field::Title(clean_title(value)),
-        }));
-    }
-    Some(Err(format!(
-        "set it to \"{}\"? Say which field: `rename ... to {0}`, `set the priority of ... to 1`, or `mark ... as done`",
-        clean_title(value)
-    )))
-}
-
-fn is_field(t: &Tok) -> bool {
-    t.is_any(&[
-        "title",
-        "name",
-        "priority",
-        "description",
-        "status",
-        "state",
-        "details",
-    ])
-}
-
-/// What follows `to`, `as`, `:` or `=`.
-fn value_after(t: &[Tok]) -> &[Tok] {
-    let mut t = t;
-    while t
-        .first()
-        .is_some_and(|x| x.is_any(&["to", "as", "=", "be", "into"]) || x.punct(':'))
-    {
-        t = &t[1..];
-    }
-    t
-}
-
-fn field_command(target: Target, field: &str, value: &[Tok]) -> Result<Command, String> {
-    if value.is_empty() {
-        return Err(format!(
-            "set the {field} to what? e.g. `set the {field} of task 15 to ...`"
-        ));
-    }
-    match field {
-        "title" | "name" => Ok(Command::Update {
-            target,
-            field: Field::Title(clean_title(value)),
-        }),
-        "description" | "details" => Ok(Command::Update {
-            target,
-            field: Field::Description(clean_title(value)),
-        }),
-        "priority" => match value.first().and_then(Tok::number) {
-            Some(p) if value.len() == 1 && (1..=5).contains(&p) => Ok(Command::Update {
-                target,
-                field: Field::Priority(p as u8),
-            }),
-            _ => match priority_at(value).or_else(|| {
-                let mut v = vec![Tok {
-                    raw: "priority".into(),
-                    low: "priority".into(),
-                    kind: TokKind::Word,
-                }];
-                v.extend_from_slice(value);
-                priority_at(&v).map(|(p, m)| (p, m - 1))
-            }) {
-                Some((p, m)) if m == value.len() && (1..=5).contains(&p) => Ok(Command::Update {
-                    target,
-                    field: Field::Priority(p),
-                }),
-                _ => Err(format!(
-                    "`{}` is not a priority: use 1 (most urgent) to 5, or urgent, high, medium, low",
-                    text(value)
-                )),
-            },
-        },
-        _ => match status_at(value) {
-            Some((StatusFilter::Is(status), m)) if m == value.len() => {
-                Ok(Command::SetStatus { target, status })
-            }
-            _ => Err(format!(
-                "`{}` is not a status: use pending, in progress, blocked or done",
-                text(value)
-            )),
-        },
-    }
 }

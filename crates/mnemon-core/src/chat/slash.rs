@@ -167,7 +167,7 @@ fn context<S: ChatStore>(chat: &mut Chat<'_, S>, rest: &str) -> Res {
                 w.action.name(),
                 st.epoch,
                 st.working_memory_operations,
-                st.session_id.as_deref().map_or("none", |s| short(&s)),
+                st.session_id.as_deref().map_or("none", short),
                 st.last_checkpoint.as_deref().unwrap_or("none"),
                 count(HotKind::Goal),
                 count(HotKind::Constraint),

@@ -120,16 +120,23 @@ impl<S: EngineStore> Engine<S> {
         let mut ops = self.store().operations_after(&session.id, 0, usize::MAX)?;
         ops.reverse();
         let decisions = self.store().decisions(Some(50))?;
-        let entities = |status, limit| {
+        let entities = |kind, status, limit| {
             self.store().entities(&EntityQuery {
-                kind: Some(EntityKind::Task),
+                kind: Some(kind),
                 status: Some(status),
                 limit: Some(limit),
                 ..EntityQuery::default()
             })
         };
-        let mut next = entities(EntityStatus::InProgress, 3)?;
-        next.extend(entities(EntityStatus::Pending, 3)?);
+        // Tasks first; a project planned only down to stories still has
+        // next steps.
+        let mut next = Vec::new();
+        for kind in [EntityKind::Task, EntityKind::Story] {
+            next.extend(entities(kind, EntityStatus::InProgress, 3)?);
+        }
+        for kind in [EntityKind::Task, EntityKind::Story] {
+            next.extend(entities(kind, EntityStatus::Pending, 3)?);
+        }
         next.truncate(3);
         let blocked = self.store().entities(&EntityQuery {
             status: Some(EntityStatus::Blocked),

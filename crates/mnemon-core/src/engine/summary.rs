@@ -85,6 +85,11 @@ impl SessionReport {
                         accomplishments.push(format!("Completed {l}"));
                     }
                 }
+                // The record itself is listed below, in a readable form.
+                ("decision", _)
+                    if decisions
+                        .iter()
+                        .any(|d| Some(d.id.as_str()) == op.data["id"].as_str()) => {}
                 ("decision", _) => decided.push(short(op)),
                 _ => {
                     if op.kind.contains("error") || BAD.contains(&status) {
@@ -97,7 +102,11 @@ impl SessionReport {
         }
         for d in decisions {
             if d.timestamp >= session.started_at {
-                decided.push(format!("{}: {} — {}", d.id, d.title, d.decision));
+                decided.push(if d.title == d.decision {
+                    format!("{}: {}", d.id, d.decision)
+                } else {
+                    format!("{}: {} — {}", d.id, d.title, d.decision)
+                });
             }
         }
         let mut next_steps: Vec<String> = blocked

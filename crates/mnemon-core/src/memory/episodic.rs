@@ -102,6 +102,9 @@ pub struct ProjectFacts<'a> {
     pub counts: &'a [StatusCount],
     /// What changed this session, one line each ("Created Epic #5 ...").
     pub recent_progress: &'a [String],
+    /// Open epics with their progress, one line each, so the big picture
+    /// survives the session that created them.
+    pub epics: &'a [String],
 }
 
 pub fn project_state(at: Timestamp, f: &ProjectFacts<'_>) -> String {
@@ -113,9 +116,10 @@ pub fn project_state(at: Timestamp, f: &ProjectFacts<'_>) -> String {
             .sum()
     };
     format!(
-        "# Project State\n\n**Last Updated**: {}\n**Session**: {}\n\n## Active Work\n\n{}\n\n## Recent Progress\n\n{}\n\n## Blockers\n\n{}\n\n## Statistics\n\n- **Total Epics**: {}\n- **Total Stories**: {}\n- **Total Tasks**: {}\n- **Completed**: {}\n- **In Progress**: {}\n- **Blocked**: {}\n",
+        "# Project State\n\n**Last Updated**: {}\n**Session**: {}\n\n## Epics\n\n{}\n\n## Active Work\n\n{}\n\n## Recent Progress\n\n{}\n\n## Blockers\n\n{}\n\n## Statistics\n\n- **Total Epics**: {}\n- **Total Stories**: {}\n- **Total Tasks**: {}\n- **Completed**: {}\n- **In Progress**: {}\n- **Blocked**: {}\n",
         at.datetime().to_rfc3339(),
         f.session_id.unwrap_or("none"),
+        bullets(f.epics.iter().cloned(), "No open epics"),
         bullets(f.in_progress.iter().map(line), "Nothing is in progress"),
         bullets(f.recent_progress.iter().cloned(), "No changes this session"),
         bullets(f.blocked.iter().map(line), "None"),

@@ -591,6 +591,31 @@ impl<S: Store> Memory<S> {
                 });
             }
         }
+        let mut epics = Vec::new();
+        for e in self.store.entities(&EntityQuery {
+            kind: Some(EntityKind::Epic),
+            limit: Some(EPICS_SHOWN),
+            ..EntityQuery::default()
+        })? {
+            if e.status == EntityStatus::Completed {
+                continue;
+            }
+            let children = self.store.entities(&EntityQuery {
+                parent: Some(e.number),
+                ..EntityQuery::default()
+            })?;
+            let done = children
+                .iter()
+                .filter(|c| c.status == EntityStatus::Completed)
+                .count();
+            epics.push(format!(
+                "{} ({}, priority {}): {} items, {done} completed",
+                e.label(),
+                e.status,
+                e.priority,
+                children.len()
+            ));
+        }
         let state = super::episodic::project_state(
             at,
             &super::episodic::ProjectFacts {
@@ -599,6 +624,7 @@ impl<S: Store> Memory<S> {
                 blocked: &blocked,
                 counts: &counts,
                 recent_progress: &progress,
+                epics: &epics,
             },
         );
         let next: Vec<Entity> = in_progress
@@ -627,6 +653,9 @@ impl<S: Store> Memory<S> {
         ])
     }
 }
+
+/// Open epics listed in project_state; the document's cap trims further.
+const EPICS_SHOWN: usize = 50;
 
 /// The text of an operation's data, for counting and scoring.
 pub fn data_text(data: &serde_json::Value) -> String {

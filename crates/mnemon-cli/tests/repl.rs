@@ -1,0 +1,195 @@
+//! The interactive REPL in a real terminal: tmux runs `mnemon chat`,
+//! `send-keys` types like a person, `capture-pane` reads what they see.
+//!
+//! Needs tmux (Debian's package). `.ci/run` installs it and sets
+//! `MNEMON_REQUIRE_TMUX=1`, so there a missing tmux fails the test; on a
+//! machine without tmux the test says so and passes without running.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+mod common;
+
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("run tmux");
+        String::from_utf8_lossy(&out.stdout).to_string()
+    }
+
+    fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p", "-J", "-S", "-200", "-t", "chat"])
+    }
+
+    fn send(&self, text: &str) {
+        self.run(&["send-keys", "-t", "chat", "-l", text]);
+        self.run(&["send-keys", "-t", "chat", "Enter"]);
+    }
+
+    fn key(&self, key: &str) {
+        self.run(&["send-keys", "-t", "chat", key]);
+    }
+
+    /// Waits until the screen shows `needle` `times` times.
+    fn wait_for(&self, needle: &str, times: usize) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if s.matches(needle).count() >= times {
+                return s;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "waited 30 s for {needle:?} ×{times}; the screen shows:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn dead(&self) -> bool {
+        self.run(&["display-message", "-p", "-t", "chat", "#{pane_dead}"])
+            .trim()
+            == "1"
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
+    }
+}
+
+fn have_tmux() -> bool {
+    Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn start(dir: &Path) -> Tmux {
+    let t = Tmux {
+        socket: format!("mnemon-test-{}", std::process::id()),
+    };
+    let cmd = format!(
+        "env MNEMON_NOW=2025-01-15T14:30:00Z TERM=xterm-256color {} chat",
+        env!("CARGO_BIN_EXE_mnemon")
+    );
+    let dir = dir.to_str().unwrap();
+    t.run(&[
+        "-f",
+        "/dev/null",
+        "new-session",
+        "-d",
+        "-s",
+        "chat",
+        "-x",
+        "160",
+        "-y",
+        "50",
+        "-c",
+        dir,
+        &cmd,
+    ]);
+    t.run(&["set-option", "-t", "chat", "remain-on-exit", "on"]);
+    t
+}
+
+#[test]
+fn a_person_at_the_terminal_sees_answers_questions_and_notices() {
+    if !have_tmux() {
+        assert!(
+            std::env::var_os("MNEMON_REQUIRE_TMUX").is_none(),
+            "tmux is required here: apt-get install tmux"
+        );
+        eprintln!("tmux is not installed; skipping the terminal test (apt-get install tmux)");
+        return;
+    }
+    let tmp = common::project();
+    let t = start(tmp.path());
+    t.wait_for("mnemon> ", 1);
+    let banner = t.screen();
+    assert!(
+        banner.contains("mnemon chat · gpt-4o · window 128,000 tokens"),
+        "{banner}"
+    );
+    assert!(
+        banner.contains("── green · 0 / 128,000 tokens (0.0 %)"),
+        "{banner}"
+    );
+
+    t.send("Create an epic for user authentication");
+    let s = t.wait_for("Created Epic #1 \"user authentication\".", 1);
+    assert!(
+        s.contains("session started"),
+        "a notice says the session started:\n{s}"
+    );
+    assert!(
+        s.contains("── green ·"),
+        "a status line follows each command:\n{s}"
+    );
+
+    t.send("Add 3 stories to it: login, signup, and MFA");
+    t.wait_for("under Epic #1 \"user authentication\".", 1);
+
+    // An ambiguous reference asks, with its own prompt.
+    t.send("start it");
+    let s = t.wait_for("which? ", 1);
+    assert!(
+        s.contains(
+            "Which one do you mean: Story #2 \"login\", Story #3 \"signup\" or Story #4 \"MFA\"?"
+        ),
+        "{s}"
+    );
+    t.send("MFA");
+    t.wait_for("Started Story #4 \"MFA\".", 1);
+
+    // History: the up arrow brings the last line back.
+    t.send("what did we just do?");
+    t.wait_for("We just started Story #4 \"MFA\".", 1);
+    t.key("Up");
+    t.key("Enter");
+    t.wait_for("We just started Story #4 \"MFA\".", 2);
+
+    t.send("/checkpoint");
+    t.wait_for("Checkpoint CP-", 1);
+
+    // Ctrl-D ends the session gracefully: summary, archive, checkpoint.
+    t.key("C-d");
+    let s = t.wait_for("summarized and archived", 1);
+    assert!(s.contains("## Session Summary"), "{s}");
+    let start = Instant::now();
+    while !t.dead() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "mnemon chat did not exit"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let s = t.screen();
+    assert!(
+        s.contains("checkpoint CP-20250115-143000"),
+        "the session-end checkpoint is announced:\n{s}"
+    );
+    let history = std::fs::read_to_string(tmp.path().join(".mnemon/chat_history")).unwrap();
+    assert!(
+        history.contains("Add 3 stories to it: login, signup, and MFA"),
+        "{history}"
+    );
+    assert!(
+        std::fs::read_dir(tmp.path().join(".mnemon/sessions/archive"))
+            .unwrap()
+            .count()
+            == 1
+    );
+}
