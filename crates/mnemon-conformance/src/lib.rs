@@ -659,6 +659,41 @@ pub fn project_entities<S: Store + 'static>(fresh: &dyn Fn() -> S) {
     numbers.sort();
     numbers.dedup();
     assert_eq!(numbers.len(), 100);
+
+    // Deleting: refused while children live; afterwards the number stays
+    // taken, the entity leaves listings, and reading it says it was deleted.
+    let parent = m
+        .create_entity(&new(EntityKind::Epic, "to delete", None, None))
+        .unwrap();
+    let child = m
+        .create_entity(&new(EntityKind::Story, "child", Some(parent.number), None))
+        .unwrap();
+    let refused = m.delete_entity(parent.number).unwrap_err();
+    assert!(refused.to_string().contains("still holds"), "{refused}");
+    m.delete_entity(child.number).unwrap();
+    m.delete_entity(parent.number).unwrap();
+    let err = m.store().entity(parent.number).unwrap_err();
+    assert!(err.to_string().contains("was deleted"), "{err}");
+    assert!(
+        m.store()
+            .entities(&EntityQuery::default())
+            .unwrap()
+            .iter()
+            .all(|e| e.number != parent.number && e.number != child.number)
+    );
+    let next = m
+        .create_entity(&new(EntityKind::Epic, "after", None, None))
+        .unwrap();
+    assert_eq!(next.number, child.number + 1, "numbers are never reused");
+    assert!(
+        m.recent(&mnemon_core::memory::OperationQuery {
+            kind: Some("entity_deleted".into()),
+            ..Default::default()
+        })
+        .unwrap()
+        .len()
+            == 2
+    );
 }
 
 pub fn episodic_documents<S: Store>(fresh: &dyn Fn() -> S) {
