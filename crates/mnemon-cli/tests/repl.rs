@@ -77,9 +77,9 @@ fn have_tmux() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-fn start(dir: &Path) -> Tmux {
+fn start(dir: &Path, name: &str) -> Tmux {
     let t = Tmux {
-        socket: format!("mnemon-test-{}", std::process::id()),
+        socket: format!("mnemon-test-{name}-{}", std::process::id()),
     };
     let cmd = format!(
         "env MNEMON_NOW=2025-01-15T14:30:00Z TERM=xterm-256color {} chat",
@@ -105,18 +105,26 @@ fn start(dir: &Path) -> Tmux {
     t
 }
 
+/// Whether the terminal tests can run; fails where tmux is required.
+fn tmux_or_skip() -> bool {
+    if have_tmux() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("MNEMON_REQUIRE_TMUX").is_none(),
+        "tmux is required here: apt-get install tmux"
+    );
+    eprintln!("tmux is not installed; skipping the terminal test (apt-get install tmux)");
+    false
+}
+
 #[test]
 fn a_person_at_the_terminal_sees_answers_questions_and_notices() {
-    if !have_tmux() {
-        assert!(
-            std::env::var_os("MNEMON_REQUIRE_TMUX").is_none(),
-            "tmux is required here: apt-get install tmux"
-        );
-        eprintln!("tmux is not installed; skipping the terminal test (apt-get install tmux)");
+    if !tmux_or_skip() {
         return;
     }
     let tmp = common::project();
-    let t = start(tmp.path());
+    let t = start(tmp.path(), "keys");
     t.wait_for("mnemon> ", 1);
     let banner = t.screen();
     assert!(
@@ -192,4 +200,37 @@ fn a_person_at_the_terminal_sees_answers_questions_and_notices() {
             .count()
             == 1
     );
+}
+
+#[test]
+fn ctrl_c_ends_the_session_gracefully_too() {
+    if !tmux_or_skip() {
+        return;
+    }
+    let tmp = common::project();
+    let t = start(tmp.path(), "ctrl-c");
+    t.wait_for("mnemon> ", 1);
+    t.send("create an epic for billing");
+    t.wait_for("Created Epic #1 \"billing\".", 1);
+    // Half a line typed, then Ctrl-C: the line is dropped, the session ends.
+    t.run(&["send-keys", "-t", "chat", "-l", "add a story to it: inv"]);
+    t.key("C-c");
+    t.wait_for("summarized and archived", 1);
+    let start = Instant::now();
+    while !t.dead() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "mnemon chat did not exit"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let s = t.screen();
+    assert!(s.contains("Created Epic #1 \"billing\""), "{s}");
+    assert!(
+        !s.contains("Story #2"),
+        "the half-typed line never ran:\n{s}"
+    );
+    let state =
+        std::fs::read_to_string(tmp.path().join(".mnemon/memory/project_state.md")).unwrap();
+    assert!(state.contains("Epic #1 \"billing\""), "{state}");
 }
