@@ -35,6 +35,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "entity_delete",
         include_str!("../migrations/0009_entity_delete.sql"),
     ),
+    (
+        10,
+        "recent_index",
+        include_str!("../migrations/0010_recent_index.sql"),
+    ),
 ];
 
 /// The schema version this build writes.

@@ -1,0 +1,43 @@
+//! Reads that run on every turn must not sort the whole log: SQLite's own
+//! query plans, checked on a real file.
+
+use mnemon_sqlite::SqliteStore;
+
+fn plan(conn: &rusqlite::Connection, sql: &str, args: usize) -> String {
+    let params: Vec<&dyn rusqlite::ToSql> =
+        (0..args).map(|_| &"x" as &dyn rusqlite::ToSql).collect();
+    let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+    let rows: Vec<String> = stmt
+        .query_map(params.as_slice(), |r| r.get::<_, String>(3))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    rows.join("; ")
+}
+
+#[test]
+fn the_newest_operations_are_read_from_an_index_without_sorting() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnemon.db");
+    drop(SqliteStore::open(&path).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    for (sql, args) in [
+        // `mnemon recent` and the chat's reference resolution.
+        (
+            "SELECT seq FROM operations WHERE project_id = ? ORDER BY seq DESC LIMIT 400",
+            1,
+        ),
+        (
+            "SELECT seq FROM operations WHERE project_id = ? AND session_id = ? ORDER BY seq DESC LIMIT 400",
+            2,
+        ),
+        (
+            "SELECT seq FROM operations WHERE project_id = ? AND kind = ? ORDER BY seq DESC LIMIT 400",
+            2,
+        ),
+    ] {
+        let p = plan(&conn, sql, args);
+        assert!(!p.contains("TEMP B-TREE"), "{sql}: {p}");
+        assert!(p.contains("INDEX"), "{sql}: {p}");
+    }
+}
