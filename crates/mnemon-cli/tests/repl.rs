@@ -55,6 +55,18 @@ impl Tmux {
         }
     }
 
+    /// Waits until `mnemon chat` has exited.
+    fn wait_exit(&self) {
+        let start = Instant::now();
+        while !self.dead() {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "mnemon chat did not exit"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     fn dead(&self) -> bool {
         self.run(&["display-message", "-p", "-t", "chat", "#{pane_dead}"])
             .trim()
@@ -176,14 +188,7 @@ fn a_person_at_the_terminal_sees_answers_questions_and_notices() {
     t.key("C-d");
     let s = t.wait_for("summarized and archived", 1);
     assert!(s.contains("## Session Summary"), "{s}");
-    let start = Instant::now();
-    while !t.dead() {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "mnemon chat did not exit"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    t.wait_exit();
     let s = t.screen();
     assert!(
         s.contains("checkpoint CP-20250115-143000"),
@@ -216,14 +221,7 @@ fn ctrl_c_ends_the_session_gracefully_too() {
     t.run(&["send-keys", "-t", "chat", "-l", "add a story to it: inv"]);
     t.key("C-c");
     t.wait_for("summarized and archived", 1);
-    let start = Instant::now();
-    while !t.dead() {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "mnemon chat did not exit"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    t.wait_exit();
     let s = t.screen();
     assert!(s.contains("Created Epic #1 \"billing\""), "{s}");
     assert!(

@@ -88,8 +88,7 @@ pub(super) fn create(rest: &[Tok]) -> Option<Result<Command, String>> {
             });
             // A bare number is a parent only after a kind was implied:
             // "add a task to 5" reads oddly, so ask instead.
-            let bare = matches!(target, Target::Number { kind: None, .. })
-                && head[j + 1].kind == TokKind::Num(target_number(&target));
+            let bare = matches!(head[j + 1].kind, TokKind::Num(_));
             if boundary && !bare {
                 parent = Some(target);
                 head.drain(j..end);
@@ -161,13 +160,6 @@ pub(super) fn create(rest: &[Tok]) -> Option<Result<Command, String>> {
         parent,
         priority,
     }))
-}
-
-fn target_number(t: &Target) -> u64 {
-    match t {
-        Target::Number { number, .. } => *number,
-        _ => 0,
-    }
 }
 
 fn plural_of(k: EntityKind) -> String {

@@ -363,19 +363,31 @@ impl<'e, S: ChatStore> Chat<'e, S> {
             kind: kind.into(),
             tokens: recorded.value.tokens,
         };
-        let mut reply = self.reply(line, out, command)?;
+        let mut reply = self.reply_with(line, out, command, recorded.status);
         reply.recorded = Some(rec);
-        reply.status = recorded.status;
         Ok(reply)
     }
 
+    /// A reply for a line that recorded nothing: the status is read now.
     fn reply(
         &self,
         line: &str,
         out: Outcome,
         command: Option<Command>,
     ) -> Result<Reply, EngineError> {
-        Ok(Reply {
+        Ok(self.reply_with(line, out, command, self.engine.status()?))
+    }
+
+    /// The engine already returned its status with the write; reading it
+    /// again would cost four queries per line.
+    fn reply_with(
+        &self,
+        line: &str,
+        out: Outcome,
+        command: Option<Command>,
+        status: EngineStatus,
+    ) -> Reply {
+        Reply {
             input: line.to_string(),
             kind: out.kind,
             text: out.text,
@@ -386,8 +398,8 @@ impl<'e, S: ChatStore> Chat<'e, S> {
             checkpoints: out.checkpoints,
             decisions: out.decisions,
             sessions: out.sessions,
-            status: self.engine.status()?,
-        })
+            status,
+        }
     }
 
     fn execute(

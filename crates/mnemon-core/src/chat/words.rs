@@ -76,7 +76,7 @@ fn open_contraction(w: &str) -> Vec<Tok> {
     if let Some(stem) = w.strip_suffix("'s") {
         let s = stem.to_lowercase();
         if [
-            "what", "how", "where", "it", "that", "who", "there", "here", "what", "which",
+            "what", "how", "where", "it", "that", "who", "there", "here", "which",
         ]
         .contains(&s.as_str())
         {
