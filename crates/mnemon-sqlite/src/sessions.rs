@@ -110,15 +110,41 @@ impl SessionStore for SqliteStore {
     }
 
     fn active_session(&self, agent: &str) -> Result<Option<Session>, StoreError> {
-        let conn = self.conn();
-        conn.query_row(
-            &format!(
-                "SELECT {COLUMNS} FROM sessions WHERE project_id = ?1 AND agent = ?2 AND status = 'active' ORDER BY started_at DESC, rowid DESC LIMIT 1"
-            ),
-            params![self.project_id, agent],
-            from_row,
-        )
-        .optional()
-        .map_err(|e| self.err(e))
+        active_in(&self.conn(), self, agent)
     }
+
+    fn active_or_new_session(&self, agent: &str, at: Timestamp) -> Result<Session, StoreError> {
+        // The write transaction is taken before the read (BEGIN IMMEDIATE),
+        // so a second process waits here and then finds the first one's
+        // session.
+        self.write(|tx| {
+            if let Some(s) = active_in(tx, self, agent)? {
+                return Ok(s);
+            }
+            let id = new_id();
+            tx.execute(
+                "INSERT INTO sessions (id, project_id, title, agent, status, started_at, last_activity) VALUES (?1, ?2, NULL, ?3, 'active', ?4, ?4)",
+                params![id, self.project_id, agent, at.0],
+            )
+            .map_err(|e| self.err(e))?;
+            tx.query_row(&format!("SELECT {COLUMNS} FROM sessions WHERE id = ?1"), [&id], from_row)
+                .map_err(|e| self.err(e))
+        })
+    }
+}
+
+fn active_in(
+    conn: &rusqlite::Connection,
+    store: &SqliteStore,
+    agent: &str,
+) -> Result<Option<Session>, StoreError> {
+    conn.query_row(
+        &format!(
+            "SELECT {COLUMNS} FROM sessions WHERE project_id = ?1 AND agent = ?2 AND status = 'active' ORDER BY started_at DESC, rowid DESC LIMIT 1"
+        ),
+        params![store.project_id, agent],
+        from_row,
+    )
+    .optional()
+    .map_err(|e| store.err(e))
 }

@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use mnemon_core::memory::{NewOperation, OperationLog, OperationQuery, StoreError};
+use mnemon_core::memory::{NewOperation, OperationLog, OperationQuery, SessionStore, StoreError};
 use mnemon_sqlite::SqliteStore;
 use serde_json::json;
 
@@ -275,4 +275,35 @@ fn an_unwritable_location_names_the_path() {
     std::fs::write(&blocker, "").unwrap();
     let err = SqliteStore::open(&blocker.join("mnemon.db")).unwrap_err();
     assert!(err.to_string().contains("not-a-dir"), "{err}");
+}
+
+#[test]
+fn writers_of_one_agent_starting_together_share_one_session() {
+    // Eight connections, as eight processes would hold, all finding no
+    // session and starting one at the same moment: a read-then-insert would
+    // give several, and each writer would keep resetting the others' window.
+    for round in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("mnemon.db");
+        SqliteStore::open(&db).unwrap();
+        let gate = std::sync::Barrier::new(8);
+        let ids: Vec<String> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|_| {
+                    let (db, gate) = (&db, &gate);
+                    s.spawn(move || {
+                        let m =
+                            mnemon_conformance::memory(SqliteStore::open(db).unwrap(), "shared");
+                        gate.wait();
+                        m.current_session().unwrap().id
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(ids.iter().all(|id| *id == ids[0]), "round {round}: {ids:?}");
+        let m = mnemon_conformance::memory(SqliteStore::open(&db).unwrap(), "shared");
+        let sessions = m.store().sessions(100).unwrap();
+        assert_eq!(sessions.len(), 1, "round {round}: {sessions:?}");
+    }
 }

@@ -307,7 +307,7 @@ impl<S: EngineStore> Engine<S> {
         let _g = self.lock();
         let mut events = Vec::new();
         let mut checkpoints = Vec::new();
-        self.refresh_locked(trigger, &mut events, &mut checkpoints)?;
+        super::retry_conflicts(|| self.refresh_locked(trigger, &mut events, &mut checkpoints))?;
         self.outcome((), events, checkpoints)
     }
 

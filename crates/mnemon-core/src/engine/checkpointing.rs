@@ -32,6 +32,10 @@ impl<S: EngineStore> Engine<S> {
     /// Creates a checkpoint now (manual, or any named trigger).
     pub fn checkpoint(&self, trigger: &str) -> Result<Checkpoint, EngineError> {
         let _g = self.lock();
+        super::retry_conflicts(|| self.checkpoint_once(trigger))
+    }
+
+    fn checkpoint_once(&self, trigger: &str) -> Result<Checkpoint, EngineError> {
         let mut v = self.view()?;
         // A session started outside the engine gets its epoch first, so the
         // checkpoint describes the session that is really active.
@@ -246,6 +250,10 @@ impl<S: EngineStore> Engine<S> {
     /// checkpoint of another agent, or one whose references are missing.
     pub fn resume(&self, cp: &Checkpoint) -> Result<Resumed, EngineError> {
         let _g = self.lock();
+        super::retry_conflicts(|| self.resume_once(cp))
+    }
+
+    fn resume_once(&self, cp: &Checkpoint) -> Result<Resumed, EngineError> {
         let snap = cp.snapshot();
         let agent = self.memory.agent();
         if snap.agent != agent {

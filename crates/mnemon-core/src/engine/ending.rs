@@ -26,8 +26,7 @@ impl<S: EngineStore> Engine<S> {
     /// pinned items need more, 70 %. The originals stay in the store.
     pub fn compact(&self, dry_run: bool) -> Result<Compaction, EngineError> {
         let _g = self.lock();
-        let v = self.view()?;
-        self.compact_locked(&v, dry_run)
+        super::retry_conflicts(|| self.compact_locked(&self.view()?, dry_run))
     }
 
     pub(super) fn compact_locked(
@@ -155,6 +154,10 @@ impl<S: EngineStore> Engine<S> {
     /// (old versions kept), and a fresh epoch with empty working memory.
     pub fn end_session(&self) -> Result<Outcome<SessionReport>, EngineError> {
         let _g = self.lock();
+        super::retry_conflicts(|| self.end_session_once())
+    }
+
+    fn end_session_once(&self) -> Result<Outcome<SessionReport>, EngineError> {
         let v = self.view()?;
         let Some(session) = v.session.clone() else {
             return Err(EngineError::Invalid(
@@ -264,6 +267,10 @@ impl<S: EngineStore> Engine<S> {
     /// the truth, and learns the ratio to the local count for this model.
     pub fn report_usage(&self, prompt_tokens: u64) -> Result<super::EngineStatus, EngineError> {
         let _g = self.lock();
+        super::retry_conflicts(|| self.report_usage_once(prompt_tokens))
+    }
+
+    fn report_usage_once(&self, prompt_tokens: u64) -> Result<super::EngineStatus, EngineError> {
         let v = self.view()?;
         let local = v.local();
         if local == 0 {

@@ -78,7 +78,39 @@ pub enum EngineError {
 }
 
 /// How often an action is re-evaluated after losing a compare-and-set race.
-const CONFLICT_RETRIES: usize = 8;
+/// Every lost race means another writer committed, so the contest always
+/// moves on; the limit only turns a store that never stops conflicting
+/// into an error.
+const CONFLICT_RETRIES: u32 = 40;
+
+/// The pause before re-evaluating after the `attempt`th lost race. It
+/// grows (0.1 ms to 6.4 ms) so that a long action, such as a refresh racing
+/// writers that only append, finds a quiet moment, and it differs between
+/// threads so that two losers do not retry in lockstep.
+fn back_off(attempt: u32) {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    std::thread::current().id().hash(&mut h);
+    attempt.hash(&mut h);
+    let base = 100u64 << attempt.min(6);
+    let jitter = h.finish() % base;
+    std::thread::sleep(std::time::Duration::from_micros(base / 2 + jitter));
+}
+
+/// Runs `f` until it does not lose a compare-and-set race, pausing between
+/// tries; other errors and the last conflict are returned as they are.
+fn retry_conflicts<T>(mut f: impl FnMut() -> Result<T, EngineError>) -> Result<T, EngineError> {
+    let mut attempt = 0;
+    loop {
+        match f() {
+            Err(EngineError::Conflict(_)) if attempt < CONFLICT_RETRIES => {
+                attempt += 1;
+                back_off(attempt);
+            }
+            other => return other,
+        }
+    }
+}
 
 /// What the engine needs to know about the model and profile.
 #[derive(Debug, Clone)]
@@ -456,7 +488,10 @@ impl<S: EngineStore> Engine<S> {
             match step {
                 Ok(false) => break v,
                 Ok(true) => {}
-                Err(EngineError::Conflict(_)) if attempt < CONFLICT_RETRIES => attempt += 1,
+                Err(EngineError::Conflict(_)) if attempt < CONFLICT_RETRIES => {
+                    attempt += 1;
+                    back_off(attempt);
+                }
                 Err(e) => return Err(e),
             }
         };
@@ -487,7 +522,7 @@ impl<S: EngineStore> Engine<S> {
             match self.after_write(v, phase, &mut events, &mut checkpoints) {
                 Err(EngineError::Conflict(_)) if attempt < CONFLICT_RETRIES => {
                     attempt += 1;
-                    std::thread::yield_now();
+                    back_off(attempt);
                 }
                 Err(EngineError::Conflict(_)) => break,
                 other => break other?,

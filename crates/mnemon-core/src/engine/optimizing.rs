@@ -35,7 +35,7 @@ impl<S: EngineStore> Engine<S> {
     pub fn optimize(&self, dry_run: bool) -> Result<Outcome<OptimizeReport>, EngineError> {
         let _g = self.lock();
         let mut events = Vec::new();
-        let report = self.optimize_locked(dry_run, &mut events)?;
+        let report = super::retry_conflicts(|| self.optimize_locked(dry_run, &mut events))?;
         self.outcome(report, events, Vec::new())
     }
 

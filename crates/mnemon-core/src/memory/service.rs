@@ -93,11 +93,13 @@ impl<S: Store> Memory<S> {
 
     /// The agent's active session, started if there is none.
     pub fn current_session(&self) -> Result<Session, StoreError> {
+        // The plain read first: a write transaction on every call would
+        // serialize all readers of the session behind the writers.
         match self.store.active_session(&self.agent)? {
             Some(s) => Ok(s),
             None => self
                 .store
-                .create_session(None, None, &self.agent, self.clock.now()),
+                .active_or_new_session(&self.agent, self.clock.now()),
         }
     }
 

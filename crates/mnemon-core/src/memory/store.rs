@@ -83,6 +83,11 @@ pub trait SessionStore {
     fn update_session(&self, id: &str, change: &SessionChange) -> Result<Session, StoreError>;
     /// The most recently started active session of `agent`, if any.
     fn active_session(&self, agent: &str) -> Result<Option<Session>, StoreError>;
+    /// The active session of `agent`, or one started at `at` when it has
+    /// none, decided in one transaction: processes of one agent that start
+    /// together must share a session, or each would keep resetting the
+    /// others' window accounting to its own.
+    fn active_or_new_session(&self, agent: &str, at: Timestamp) -> Result<Session, StoreError>;
 }
 
 pub trait HotStore {
