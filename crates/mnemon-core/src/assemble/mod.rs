@@ -69,6 +69,9 @@ impl std::str::FromStr for Format {
 pub struct ItemOut {
     pub id: String,
     pub provenance: Vec<String>,
+    /// The item's line with its line break, as the allocator counted it:
+    /// what including it cost. Counting the bare text again would give a
+    /// figure that appears nowhere in the context and double the counting.
     pub tokens: u64,
     pub score: f64,
     pub text: String,
@@ -287,7 +290,7 @@ impl Assembler<'_> {
                         .map(|c| ItemOut {
                             id: c.id.clone(),
                             provenance: c.provenance.clone(),
-                            tokens: self.counter.count(&c.text) as u64,
+                            tokens: self.counter.count(&format!("{}\n", c.text)) as u64,
                             score: c.score,
                             text: c.text.clone(),
                         })
