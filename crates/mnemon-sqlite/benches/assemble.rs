@@ -8,7 +8,7 @@
 use std::time::Instant;
 
 use mnemon_conformance::{SteppingClock, T0, engine};
-use mnemon_core::assemble::retrieve::{SearchStore, query_terms};
+use mnemon_core::assemble::retrieve::{ALL_SOURCES, SearchStore, query_terms};
 use mnemon_core::assemble::{BudgetPlan, Format};
 use mnemon_core::engine::ContextRequest;
 use mnemon_core::memory::{EntityKind, NewEntity, NewOperation, OperationLog, OperationQuery};
@@ -184,16 +184,23 @@ fn run(counter: &OpenAiBpe, n: usize, corpus: &str) {
             "narrow" => narrow(i),
             _ => format!("step {i}: {} on task #{}", zipf.words(12), i % 1000),
         };
+        // MNEMON_BENCH_KEEP=DIR keeps each store there and reuses it on the
+        // next run, so a profile of the queries need not wait for ingest.
         let dir = tempfile::tempdir().unwrap();
+        let path = match std::env::var_os("MNEMON_BENCH_KEEP") {
+            Some(keep) => std::path::PathBuf::from(keep).join(format!("assemble-{corpus}-{n}.db")),
+            None => dir.path().join("mnemon.db"),
+        };
+        let reuse = path.exists();
         let e = engine(
-            SqliteStore::open(&dir.path().join("mnemon.db")).unwrap(),
+            SqliteStore::open(&path).unwrap(),
             128_000,
             SteppingClock::starting(T0),
             "bench",
         );
         let m = e.memory();
         let t = Instant::now();
-        for i in 0..1_000 {
+        for i in 0..if reuse { 0 } else { 1_000 } {
             let t = text(i);
             m.create_entity(&NewEntity {
                 kind: EntityKind::Task,
@@ -204,7 +211,7 @@ fn run(counter: &OpenAiBpe, n: usize, corpus: &str) {
             })
             .unwrap();
         }
-        for i in 0..n {
+        for i in 0..if reuse { 0 } else { n } {
             if i % 2_000 == 0 {
                 m.start_session(None).unwrap();
             }
@@ -216,10 +223,17 @@ fn run(counter: &OpenAiBpe, n: usize, corpus: &str) {
             })
             .unwrap();
         }
-        println!(
-            "\n{n} operations ({corpus} corpus) and 1,000 tasks stored in {:.1?}",
-            t.elapsed()
-        );
+        if reuse {
+            println!(
+                "\n{n} operations ({corpus} corpus): reusing {}",
+                path.display()
+            );
+        } else {
+            println!(
+                "\n{n} operations ({corpus} corpus) and 1,000 tasks stored in {:.1?}",
+                t.elapsed()
+            );
+        }
         let mut qz = Zipf::new(7);
         let queries: Vec<String> = (0..200)
             .map(|i| match corpus {
@@ -276,7 +290,9 @@ fn run(counter: &OpenAiBpe, n: usize, corpus: &str) {
         let mut times = Vec::new();
         for q in &queries {
             let t = Instant::now();
-            let mut hits = store.search(&query_terms(q).join(" "), 200, None).unwrap();
+            let mut hits = store
+                .search(&query_terms(q).join(" "), 200, &ALL_SOURCES)
+                .unwrap();
             hits.sort_by(|a, b| a.bm25.total_cmp(&b.bm25));
             let lines: Vec<String> = hits.into_iter().map(|h| h.text).collect();
             pack(&counter, &lines, budget);

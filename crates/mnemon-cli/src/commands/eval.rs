@@ -170,7 +170,11 @@ pub fn recall(d: &Dataset, budgets: &[u64], window: u64, preset: &str) -> Result
                 .iter()
                 .filter_map(|e| turn_text.get(e.as_str()).copied())
                 .collect();
-            let hits = store.search(&query_terms(&q.question).join(" "), 200, None)?;
+            let hits = store.search(
+                &query_terms(&q.question).join(" "),
+                200,
+                &[HitSource::Message],
+            )?;
             let mut bm25: Vec<_> = hits
                 .into_iter()
                 .filter(|h| h.source == HitSource::Message)

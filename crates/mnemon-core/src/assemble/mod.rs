@@ -13,6 +13,7 @@
 
 pub mod candidates;
 pub mod plan;
+pub mod postings;
 pub mod retrieve;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,8 +1,13 @@
-//! Retrieval across every tier: BM25 from the store's full-text index,
+//! Retrieval across every tier: BM25 (SQLite's for the small indexes,
+//! mnemon's own from postings for the large ones, see [`super::postings`]),
 //! combined with recency and importance, plus one round of query expansion
 //! for questions whose answer spans two records.
 
+use std::collections::HashMap;
+
 use serde::Serialize;
+
+use super::postings::{Word, score_log};
 
 use crate::compress::sentences::terms;
 use crate::memory::{StoreError, Timestamp};
@@ -25,10 +30,14 @@ pub struct Hit {
     /// `o12`, `m7`, `DR-…`, `doc:project_state`, `hot:<id>`, `#15`.
     pub id: String,
     pub text: String,
-    /// SQLite's `bm25()`: lower (more negative) is a better match.
+    /// BM25, negated as SQLite's `bm25()` is: lower (more negative) is a
+    /// better match.
     pub bm25: f64,
     pub at: Timestamp,
     pub importance: f64,
+    /// The record's key in its index (what [`SearchStore::postings`] lists).
+    #[serde(skip)]
+    pub row: i64,
 }
 
 /// A hit with mnemon's score.
@@ -39,33 +48,53 @@ pub struct Ranked {
     pub score: f64,
 }
 
+/// Every index, in the order results are listed.
+pub const ALL_SOURCES: [HitSource; 6] = [
+    HitSource::Operation,
+    HitSource::Message,
+    HitSource::Decision,
+    HitSource::Hot,
+    HitSource::Entity,
+    HitSource::Document,
+];
+
+/// The indexes that grow with every turn; retrieval scores them from
+/// postings.
+pub const LOG_SOURCES: [HitSource; 2] = [HitSource::Operation, HitSource::Message];
+
+/// The indexes that stay small (decisions, hot context, entities, the
+/// current documents), where SQLite's `bm25()` over every match is cheap.
+pub const SMALL_SOURCES: [HitSource; 4] = [
+    HitSource::Decision,
+    HitSource::Hot,
+    HitSource::Entity,
+    HitSource::Document,
+];
+
 /// Full-text search over every tier. Any word may match (the ranking
 /// rewards matching more of them).
 pub trait SearchStore {
-    /// The best `limit` matches per index by BM25. With `scan`, only the
-    /// newest `scan` matches of each index are scored: the cost of a query
-    /// whose words are everywhere stays bounded.
+    /// The best `limit` matches of each index in `sources` by SQLite's
+    /// BM25, which scores every match: exact, and slow on a large index.
     fn search(
         &self,
         query: &str,
         limit: usize,
-        scan: Option<usize>,
+        sources: &[HitSource],
     ) -> Result<Vec<Hit>, StoreError>;
+    /// The keys of `source`'s records that contain `term` (a trailing `*`
+    /// makes it a prefix), newest first, at most `cap`.
+    fn postings(&self, source: HitSource, term: &str, cap: usize) -> Result<Vec<i64>, StoreError>;
+    /// The records of `source` behind `rows`, in any order, with `bm25`
+    /// 0. Rows of another project, or that the engine wrote about itself,
+    /// are left out, as [`SearchStore::search`] leaves them out.
+    fn records(&self, source: HitSource, rows: &[i64]) -> Result<Vec<Hit>, StoreError>;
     /// How many operations and messages contain `term` (a trailing `*`
     /// makes it a prefix).
     fn term_docs(&self, term: &str) -> Result<u64, StoreError>;
     /// About how many operations and messages there are.
     fn searchable_rows(&self) -> Result<u64, StoreError>;
 }
-
-/// BM25 costs about a microsecond per matching record, so a query whose
-/// words match more records than this is not scored whole…
-const FULL_SCORE: u64 = 4_000;
-/// …but split: words in at most this many records are searched over the
-/// whole history…
-const RARE_DOCS: u64 = 1_000;
-/// …and all the query's words over the newest this many matches per index.
-const NEWEST_SCAN: usize = 2_000;
 
 /// Words in more than this share of records say little about relevance and
 /// make the index score nearly every row; retrieval leaves them out…
@@ -212,8 +241,10 @@ pub fn retrieve<S: SearchStore + ?Sized>(
         return Ok(Vec::new());
     }
     // Ties in BM25 are common (repeated phrasing); fetch deeper than the
-    // limit so recency and importance can decide among them.
-    let depth = (limit + limit / 2).max(50);
+    // limit so recency and importance can decide among them. Each record
+    // read is a random page of a large log, the main cost of retrieval, so
+    // not much deeper.
+    let depth = (limit + limit / 4).max(50);
     // Words of four letters or more match as prefixes, a cheap stand-in for
     // stemming ("live" finds "lives", "adopt" finds "adopted").
     let rows = store.searchable_rows()?;
@@ -232,7 +263,7 @@ pub fn retrieve<S: SearchStore + ?Sized>(
             d as f64 / rows as f64
         }
     };
-    let mut words: Vec<(String, u64)> = Vec::new();
+    let mut words: Vec<Word> = Vec::new();
     for t in &q {
         let w = if t.chars().count() >= 4 {
             format!("{t}*")
@@ -243,7 +274,7 @@ pub fn retrieve<S: SearchStore + ?Sized>(
         words.push((w, d));
     }
     // Keep the selective words; if none is, the rarest one.
-    let mut keep: Vec<(String, u64)> = words
+    let mut keep: Vec<Word> = words
         .iter()
         .filter(|(_, d)| share(*d) <= COMMON)
         .cloned()
@@ -253,32 +284,7 @@ pub fn retrieve<S: SearchStore + ?Sized>(
     {
         keep.push(w.clone());
     }
-    let all: Vec<&str> = keep.iter().map(|(w, _)| w.as_str()).collect();
-    let matches: u64 = keep.iter().map(|(_, d)| d).sum();
-    let mut ranked = if matches <= FULL_SCORE {
-        rank(store.search(&all.join(" "), depth, None)?)
-    } else {
-        // Too many matches to score them all: the rare words over the
-        // whole history, and every kept word over the newest matches.
-        // Rare words carry nearly all of BM25's weight, so a record they
-        // find keeps its place; the newest matches of the others are where
-        // recency would rank them anyway.
-        let rare: Vec<&str> = keep
-            .iter()
-            .filter(|(_, d)| *d <= RARE_DOCS)
-            .map(|(w, _)| w.as_str())
-            .collect();
-        let mut ranked = rank(store.search(&all.join(" "), depth, Some(NEWEST_SCAN.max(depth)))?);
-        if !rare.is_empty() {
-            merge(
-                &mut ranked,
-                rank(store.search(&rare.join(" "), depth, None)?),
-                1.0,
-                false,
-            );
-        }
-        ranked
-    };
+    let mut ranked = rank(gather(store, &keep, depth, rows)?);
     let mut extra: Vec<String> = Vec::new();
     for r in ranked.iter().take(3) {
         for lower in names_in(&r.hit.text) {
@@ -288,19 +294,22 @@ pub fn retrieve<S: SearchStore + ?Sized>(
         }
     }
     // A capitalized word found everywhere ("Step 12: …") is no name.
-    let mut names = Vec::new();
+    let mut names: Vec<Word> = Vec::new();
     for w in extra {
         if names.len() == EXPANSION_NAMES {
             break;
         }
-        if share(docs(&w)?) <= COMMON {
-            names.push(w);
+        let d = docs(&w)?;
+        if share(d) <= COMMON {
+            names.push((w, d));
         }
     }
     if !names.is_empty() {
         merge(
             &mut ranked,
-            rank(store.search(&names.join(" "), depth, None)?),
+            // Only a bridge record, found by both rounds, gains from the
+            // second; the best few of its matches are enough.
+            rank(gather(store, &names, depth, rows)?),
             0.5,
             true,
         );
@@ -309,17 +318,41 @@ pub fn retrieve<S: SearchStore + ?Sized>(
     Ok(ranked)
 }
 
+/// Matches for `words` in every index: the small ones scored by SQLite,
+/// the large ones from postings.
+fn gather<S: SearchStore + ?Sized>(
+    store: &S,
+    words: &[Word],
+    depth: usize,
+    rows: u64,
+) -> Result<Vec<Hit>, StoreError> {
+    let all: Vec<&str> = words.iter().map(|(w, _)| w.as_str()).collect();
+    let mut hits = store.search(&all.join(" "), depth, &SMALL_SOURCES)?;
+    for source in LOG_SOURCES {
+        hits.extend(score_log(store, source, words, depth, rows)?);
+    }
+    Ok(hits)
+}
+
 /// Adds `more` at `weight` to `ranked`. An id already there keeps the better
 /// of its two scores, or with `add` their sum: a record that matches both
 /// the question and the names its best answers mention is the bridge a
 /// two-step question needs. Re-sorts.
 fn merge(ranked: &mut Vec<Ranked>, more: Vec<Ranked>, weight: f64, add: bool) {
+    let mut at: HashMap<String, usize> = ranked
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.hit.id.clone(), i))
+        .collect();
     for mut r in more {
         r.score *= weight;
-        match ranked.iter_mut().find(|x| x.hit.id == r.hit.id) {
-            Some(x) if add => x.score += r.score,
-            Some(x) => x.score = x.score.max(r.score),
-            None => ranked.push(r),
+        match at.get(&r.hit.id) {
+            Some(&i) if add => ranked[i].score += r.score,
+            Some(&i) => ranked[i].score = ranked[i].score.max(r.score),
+            None => {
+                at.insert(r.hit.id.clone(), ranked.len());
+                ranked.push(r);
+            }
         }
     }
     ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.hit.at.cmp(&a.hit.at)));
