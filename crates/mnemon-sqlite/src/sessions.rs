@@ -64,15 +64,7 @@ impl SessionStore for SqliteStore {
         at: Timestamp,
     ) -> Result<Session, StoreError> {
         let id = id_hint.map_or_else(new_id, str::to_string);
-        self.write(|tx| {
-            tx.execute(
-                "INSERT INTO sessions (id, project_id, title, agent, status, started_at, last_activity) VALUES (?1, ?2, ?3, ?4, 'active', ?5, ?5)",
-                params![id, self.project_id, title, agent, at.0],
-            )
-            .map_err(|e| self.err(e))?;
-            tx.query_row(&format!("SELECT {COLUMNS} FROM sessions WHERE id = ?1"), [&id], from_row)
-                .map_err(|e| self.err(e))
-        })
+        self.write(|tx| insert_in(tx, self, &id, title, agent, at))
     }
 
     fn session(&self, id: &str) -> Result<Session, StoreError> {
@@ -117,34 +109,45 @@ impl SessionStore for SqliteStore {
         // The write transaction is taken before the read (BEGIN IMMEDIATE),
         // so a second process waits here and then finds the first one's
         // session.
-        self.write(|tx| {
-            if let Some(s) = active_in(tx, self, agent)? {
-                return Ok(s);
-            }
-            let id = new_id();
-            tx.execute(
-                "INSERT INTO sessions (id, project_id, title, agent, status, started_at, last_activity) VALUES (?1, ?2, NULL, ?3, 'active', ?4, ?4)",
-                params![id, self.project_id, agent, at.0],
-            )
-            .map_err(|e| self.err(e))?;
-            tx.query_row(&format!("SELECT {COLUMNS} FROM sessions WHERE id = ?1"), [&id], from_row)
-                .map_err(|e| self.err(e))
+        self.write(|tx| match active_in(tx, self, agent)? {
+            Some(s) => Ok(s),
+            None => insert_in(tx, self, &new_id(), None, agent, at),
         })
     }
 }
 
+/// Starts a session inside the caller's transaction.
+fn insert_in(
+    tx: &rusqlite::Connection,
+    store: &SqliteStore,
+    id: &str,
+    title: Option<&str>,
+    agent: &str,
+    at: Timestamp,
+) -> Result<Session, StoreError> {
+    tx.execute(
+        "INSERT INTO sessions (id, project_id, title, agent, status, started_at, last_activity) VALUES (?1, ?2, ?3, ?4, 'active', ?5, ?5)",
+        params![id, store.project_id, title, agent, at.0],
+    )
+    .map_err(|e| store.err(e))?;
+    tx.query_row(
+        &format!("SELECT {COLUMNS} FROM sessions WHERE id = ?1"),
+        [id],
+        from_row,
+    )
+    .map_err(|e| store.err(e))
+}
+
+/// The agent's newest active session; read before every record, so the
+/// statement is cached.
 fn active_in(
     conn: &rusqlite::Connection,
     store: &SqliteStore,
     agent: &str,
 ) -> Result<Option<Session>, StoreError> {
-    conn.query_row(
-        &format!(
-            "SELECT {COLUMNS} FROM sessions WHERE project_id = ?1 AND agent = ?2 AND status = 'active' ORDER BY started_at DESC, rowid DESC LIMIT 1"
-        ),
-        params![store.project_id, agent],
-        from_row,
-    )
-    .optional()
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM sessions WHERE project_id = ?1 AND agent = ?2 AND status = 'active' ORDER BY started_at DESC, rowid DESC LIMIT 1"
+    ))
+    .and_then(|mut s| s.query_row(params![store.project_id, agent], from_row).optional())
     .map_err(|e| store.err(e))
 }

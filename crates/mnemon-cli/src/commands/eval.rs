@@ -175,10 +175,7 @@ pub fn recall(d: &Dataset, budgets: &[u64], window: u64, preset: &str) -> Result
                 200,
                 &[HitSource::Message],
             )?;
-            let mut bm25: Vec<_> = hits
-                .into_iter()
-                .filter(|h| h.source == HitSource::Message)
-                .collect();
+            let mut bm25 = hits;
             bm25.sort_by(|a, b| a.bm25.total_cmp(&b.bm25));
             let bm25_texts: Vec<&str> = bm25.iter().map(|h| h.text.as_str()).collect();
             let recent_texts: Vec<&str> = all.iter().map(|m| m.content.as_str()).collect();

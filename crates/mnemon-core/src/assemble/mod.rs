@@ -148,9 +148,7 @@ impl Assembler<'_> {
         let mut used_ids: BTreeSet<&str> = BTreeSet::new();
         // The order items went in, so the exact fit removes the last first.
         let mut stack: Vec<(SectionKind, usize)> = Vec::new();
-        // Each item with the newline after it: exact for most lines, and
-        // remembered across calls by a memoizing counter.
-        let cost = |c: &Candidate| self.counter.count(&format!("{}\n", c.text)) as u64;
+        let cost = |c: &Candidate| self.line_cost(c);
         let heading = |k: SectionKind| k.heading().map_or(2, |h| self.counter.count(h) as u64 + 2);
 
         // Required sections go in whole.
@@ -247,6 +245,12 @@ impl Assembler<'_> {
         }
     }
 
+    /// An item with the newline after it: exact for most lines, and
+    /// remembered across calls by a memoizing counter.
+    fn line_cost(&self, c: &Candidate) -> u64 {
+        self.counter.count(&format!("{}\n", c.text)) as u64
+    }
+
     fn count(&self, chosen: &Chosen<'_>, plan: &BudgetPlan) -> u64 {
         match self.format {
             Format::Markdown | Format::Json => {
@@ -291,7 +295,7 @@ impl Assembler<'_> {
                         .map(|c| ItemOut {
                             id: c.id.clone(),
                             provenance: c.provenance.clone(),
-                            tokens: self.counter.count(&format!("{}\n", c.text)) as u64,
+                            tokens: self.line_cost(c),
                             score: c.score,
                             text: c.text.clone(),
                         })

@@ -45,10 +45,12 @@ pub fn score_log<S: SearchStore + ?Sized>(
     depth: usize,
     rows: u64,
 ) -> Result<Vec<Hit>, StoreError> {
-    // Which words each record contains, as a bit set, and their summed IDF.
+    // A record's words are kept as a bit set.
+    let words = &words[..words.len().min(64)];
+    // Which words each record contains, and their summed IDF.
     let mut seen: HashMap<i64, (f64, u64)> = HashMap::new();
     let mut idfs = Vec::new();
-    for (i, (word, docs)) in words.iter().take(64).enumerate() {
+    for (i, (word, docs)) in words.iter().enumerate() {
         let found = read_postings(store, source, word, *docs)?;
         // A list shorter than the cap is the exact count for this index.
         let d = if found.len() < POSTINGS {
@@ -67,25 +69,26 @@ pub fn score_log<S: SearchStore + ?Sized>(
     if seen.is_empty() {
         return Ok(Vec::new());
     }
-    let mut best: Vec<(i64, f64, u64)> = seen.into_iter().map(|(r, (s, m))| (r, s, m)).collect();
+    // Sorted by value, not by looking each score up while comparing: a
+    // common word gives thousands of candidates.
+    let mut best: Vec<(i64, f64)> = seen.iter().map(|(r, (s, _))| (*r, *s)).collect();
     if best.len() > READ_ALL {
         best.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
         // Over-fetched a little for the records the store then leaves out
         // (another project's, the engine's own).
         best.truncate(depth + depth / 8 + 8);
     }
-    let masks: HashMap<i64, u64> = best.iter().map(|(r, _, m)| (*r, *m)).collect();
-    let keys: Vec<i64> = best.iter().map(|(r, _, _)| *r).collect();
+    let keys: Vec<i64> = best.iter().map(|(r, _)| *r).collect();
     let mut hits = store.records(source, &keys)?;
     let lowered: Vec<String> = hits.iter().map(|h| h.text.to_lowercase()).collect();
     let tokens: Vec<Vec<&str>> = lowered.iter().map(|t| words_of(t)).collect();
     let avg =
         (tokens.iter().map(Vec::len).sum::<usize>() as f64 / tokens.len().max(1) as f64).max(1.0);
     for (h, toks) in hits.iter_mut().zip(&tokens) {
-        let mask = masks.get(&h.row).copied().unwrap_or(0);
+        let mask = seen.get(&h.row).map_or(0, |e| e.1);
         let norm = K1 * (1.0 - B + B * toks.len() as f64 / avg);
         let mut score = 0.0;
-        for (i, (word, _)) in words.iter().take(64).enumerate() {
+        for (i, (word, _)) in words.iter().enumerate() {
             if mask & (1 << i) == 0 {
                 continue;
             }

@@ -85,15 +85,13 @@ const CONFLICT_RETRIES: u32 = 40;
 
 /// The pause before re-evaluating after the `attempt`th lost race. It
 /// grows (0.1 ms to 6.4 ms) so that a long action, such as a refresh racing
-/// writers that only append, finds a quiet moment, and it differs between
-/// threads so that two losers do not retry in lockstep.
+/// writers that only append, finds a quiet moment, and it is random (the
+/// standard library's randomly keyed hasher) so that two losers do not
+/// retry in lockstep.
 fn back_off(attempt: u32) {
-    use std::hash::{BuildHasher, Hash, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    std::thread::current().id().hash(&mut h);
-    attempt.hash(&mut h);
+    use std::hash::BuildHasher;
     let base = 100u64 << attempt.min(6);
-    let jitter = h.finish() % base;
+    let jitter = std::collections::hash_map::RandomState::new().hash_one(attempt) % base;
     std::thread::sleep(std::time::Duration::from_micros(base / 2 + jitter));
 }
 
