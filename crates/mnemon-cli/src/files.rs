@@ -9,7 +9,12 @@ use anyhow::{Context, Result};
 /// Temp file, fsync, rename: a crash leaves the old file or the new one,
 /// never half of one.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().context("a file path has a parent")?;
+    // A bare file name's parent is the empty path, which cannot be opened
+    // to sync the rename: it means the working directory.
+    let dir = match path.parent().context("a file path has a parent")? {
+        d if d.as_os_str().is_empty() => Path::new("."),
+        d => d,
+    };
     let tmp = dir.join(format!(
         ".{}.tmp-{}",
         path.file_name().and_then(|n| n.to_str()).unwrap_or("file"),

@@ -40,6 +40,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "recent_index",
         include_str!("../migrations/0010_recent_index.sql"),
     ),
+    (
+        11,
+        "drop_vocab",
+        include_str!("../migrations/0011_drop_vocab.sql"),
+    ),
 ];
 
 /// The schema version this build writes.

@@ -180,40 +180,16 @@ impl Source {
 }
 
 impl SearchStore for SqliteStore {
-    fn term_docs(&self, term: &str) -> Result<u64, StoreError> {
-        let conn = self.conn();
-        let (prefix, t) = match term.strip_suffix('*') {
-            Some(t) => (true, t.to_lowercase()),
-            None => (false, term.to_lowercase()),
-        };
-        let upper = format!("{t}\u{10FFFF}");
-        let mut docs = 0i64;
-        for vocab in ["operations_vocab", "messages_vocab"] {
-            let sql = if prefix {
-                format!("SELECT coalesce(sum(doc), 0) FROM {vocab} WHERE term >= ?1 AND term < ?2")
-            } else {
-                format!("SELECT coalesce(sum(doc), 0) FROM {vocab} WHERE term = ?1 AND ?2 = ?2")
-            };
-            docs += conn
-                .prepare_cached(&sql)
-                .and_then(|mut s| s.query_row(params![t, upper], |r| r.get::<_, i64>(0)))
-                .map_err(|e| self.err(e))?;
-        }
-        Ok(docs.max(0) as u64)
-    }
-
-    fn searchable_rows(&self) -> Result<u64, StoreError> {
-        let conn = self.conn();
-        let mut rows = 0i64;
-        for table in ["operations", "messages"] {
-            // The largest position stands in for the row count: exact
-            // enough for a share, and O(1) where count(*) is O(n).
-            rows += conn
-                .prepare_cached(&format!("SELECT coalesce(max(seq), 0) FROM {table}"))
-                .and_then(|mut s| s.query_row([], |r| r.get::<_, i64>(0)))
-                .map_err(|e| self.err(e))?;
-        }
-        Ok(rows.max(0) as u64)
+    fn last_row(&self, source: HitSource) -> Result<u64, StoreError> {
+        let src = Source::of(source);
+        // The largest key: O(1) on the table's B-tree, where count(*) is
+        // O(n).
+        let last: Option<i64> = self
+            .conn()
+            .prepare_cached(&format!("SELECT max({}) FROM {}", src.key, src.table))
+            .and_then(|mut s| s.query_row([], |r| r.get(0)))
+            .map_err(|e| self.err(e))?;
+        Ok(last.unwrap_or(0).max(0) as u64)
     }
 
     fn search(

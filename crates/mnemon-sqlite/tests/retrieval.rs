@@ -3,7 +3,7 @@
 //! with SQLite's where both can run.
 
 use mnemon_conformance::{SteppingClock, T0, engine};
-use mnemon_core::assemble::postings::{POSTINGS, score_log};
+use mnemon_core::assemble::postings::{POSTINGS, Word, last_rows, read_word, score_log};
 use mnemon_core::assemble::retrieve::{HitSource, SearchStore};
 use mnemon_core::engine::Engine;
 use mnemon_core::memory::NewOperation;
@@ -149,8 +149,12 @@ fn mnemon_bm25_agrees_with_sqlite_where_both_run() {
             .into_iter()
             .map(|h| h.id)
             .collect();
-        let words: Vec<(String, u64)> = q.split(' ').map(|w| (w.to_string(), 0)).collect();
-        let ours: Vec<String> = score_log(store, HitSource::Operation, &words, 10, 600)
+        let last = last_rows(store).unwrap();
+        let words: Vec<Word> = q
+            .split(' ')
+            .map(|w| read_word(store, w, last).unwrap())
+            .collect();
+        let ours: Vec<String> = score_log(store, HitSource::Operation, &words, 10, None)
             .unwrap()
             .into_iter()
             .map(|h| h.id)
@@ -169,4 +173,88 @@ fn mnemon_bm25_agrees_with_sqlite_where_both_run() {
         firsts >= queries * 8 / 10,
         "same best match {firsts}/{queries}"
     );
+}
+
+#[test]
+fn past_read_all_records_stop_once_they_hold_the_budgets_text() {
+    use mnemon_core::assemble::retrieve::Budget;
+    use mnemon_core::tokens::{Encoding, OpenAiBpe, TokenCounter};
+    let e = fresh();
+    // More matches than are ever all read, each about 20 tokens.
+    for i in 0..POSTINGS {
+        note(
+            &e,
+            "note",
+            &format!("deploy {i} rolled the cache back after the quota alarm fired twice"),
+        );
+    }
+    let store = e.memory().store();
+    let last = last_rows(store).unwrap();
+    let words = vec![read_word(store, "deploy", last).unwrap()];
+    assert_eq!(words[0].docs(), POSTINGS as u64);
+    let unbounded = score_log(store, HitSource::Operation, &words, 400, None).unwrap();
+    assert_eq!(unbounded.len(), 400);
+    let counter = OpenAiBpe::new(Encoding::Cl100kBase);
+    let budget = |tokens| Budget {
+        tokens,
+        counter: &counter,
+    };
+    // Records are read in batches of 64 until they hold a quarter more
+    // text than the budget shows.
+    let each = counter.count(&unbounded[0].text) as u64;
+    let read_for = |tokens: u64| {
+        let records = (tokens * 5 / 4).div_ceil(each) as usize;
+        records.div_ceil(64) * 64
+    };
+    let small = score_log(
+        store,
+        HitSource::Operation,
+        &words,
+        400,
+        Some(budget(1_000)),
+    )
+    .unwrap();
+    assert_eq!(small.len(), read_for(1_000), "{each} tokens a record");
+    let larger = score_log(
+        store,
+        HitSource::Operation,
+        &words,
+        400,
+        Some(budget(4_000)),
+    )
+    .unwrap();
+    assert_eq!(larger.len(), read_for(4_000).min(400));
+    assert!(small.len() < larger.len() && larger.len() < unbounded.len());
+    // What is read is still the best: the bounded list is the unbounded
+    // one's head, as every record has the same words.
+    let ids = |h: &[mnemon_core::assemble::retrieve::Hit]| {
+        h.iter().map(|h| h.id.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(ids(&small)[..10], ids(&unbounded)[..10]);
+}
+
+#[test]
+fn a_common_words_count_is_estimated_from_its_newest_postings() {
+    let e = fresh();
+    // "cache" in every fourth of 8,000 records: 2,000, past the cap.
+    for i in 0..8_000 {
+        let text = if i % 4 == 0 {
+            format!("cache entry {i} expired")
+        } else {
+            format!("entry {i} written")
+        };
+        note(&e, "note", &text);
+    }
+    let store = e.memory().store();
+    let last = last_rows(store).unwrap();
+    let w = read_word(store, "cache", last).unwrap();
+    assert_eq!(w.logs[0].rows.len(), POSTINGS);
+    assert!(
+        (1_900..=2_100).contains(&w.docs()),
+        "estimated {} for 2,000",
+        w.docs()
+    );
+    // A prefix whose whole word fills the postings is read as that word.
+    let p = read_word(store, "cach*", last).unwrap();
+    assert_eq!(p.logs[0].rows, w.logs[0].rows);
 }

@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use super::retrieve::{Hit, HitSource, SearchStore};
+use super::retrieve::{Budget, Hit, HitSource, LOG_SOURCES, SearchStore};
 use crate::memory::StoreError;
 
 /// Postings read per word, newest first. A word in fewer records than this
@@ -28,40 +28,98 @@ pub const POSTINGS: usize = 1_000;
 /// bounded.
 const READ_ALL: usize = 800;
 
+/// Past [`READ_ALL`], records are read in this many at a time, best summed
+/// IDF first, until they hold the text the caller can use.
+const BATCH: usize = 64;
+
+/// How much more text than the budget holds is read past [`READ_ALL`], so
+/// the ranking still has a choice at the budget's edge.
+const READ_MARGIN: f64 = 1.25;
+
 /// BM25's usual constants (as in SQLite's `bm25()`).
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
 
-/// A query word and how many operations and messages contain it, as far as
-/// the caller knows (0 when it did not ask).
-pub type Word = (String, u64);
+/// A word's newest postings in one log index, and how many of the index's
+/// records contain it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Posted {
+    pub rows: Vec<i64>,
+    /// Exact below [`POSTINGS`]; past it, estimated from how far back the
+    /// postings read reach.
+    pub docs: u64,
+}
+
+/// A query word (a trailing `*` makes it a prefix) with its postings in
+/// each log index, in the order of [`LOG_SOURCES`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Word {
+    pub word: String,
+    pub logs: [Posted; 2],
+}
+
+impl Word {
+    /// How many operations and messages contain the word.
+    pub fn docs(&self) -> u64 {
+        self.logs.iter().map(|p| p.docs).sum()
+    }
+}
+
+/// The last key of each log index, in the order of [`LOG_SOURCES`]: keys
+/// are assigned in order, so it stands for the index's size.
+pub fn last_rows<S: SearchStore + ?Sized>(store: &S) -> Result<[u64; 2], StoreError> {
+    Ok([
+        store.last_row(LOG_SOURCES[0])?,
+        store.last_row(LOG_SOURCES[1])?,
+    ])
+}
+
+/// `word`'s postings in both log indexes. Counting a word's records is
+/// left to its postings: asking the index how many records hold a word
+/// reads its whole posting list, which on a large log cost more than the
+/// search itself, for a figure that only weighs the word.
+pub fn read_word<S: SearchStore + ?Sized>(
+    store: &S,
+    word: &str,
+    last: [u64; 2],
+) -> Result<Word, StoreError> {
+    let mut logs: [Posted; 2] = Default::default();
+    for (i, source) in LOG_SOURCES.into_iter().enumerate() {
+        logs[i] = read_postings(store, source, word, last[i])?;
+    }
+    Ok(Word {
+        word: word.to_string(),
+        logs,
+    })
+}
 
 /// The best `depth` records of `source` for `words`, with `bm25` set as
-/// SQLite's would be: lower (more negative) is better.
+/// SQLite's would be: lower (more negative) is better. Past [`READ_ALL`]
+/// matches, records stop being read once they hold a quarter more text
+/// than `budget` could show.
 pub fn score_log<S: SearchStore + ?Sized>(
     store: &S,
     source: HitSource,
     words: &[Word],
     depth: usize,
-    rows: u64,
+    budget: Option<Budget<'_>>,
 ) -> Result<Vec<Hit>, StoreError> {
+    let log = LOG_SOURCES
+        .iter()
+        .position(|s| *s == source)
+        .expect("scored from postings only for a log index");
+    let last = store.last_row(source)?;
     // A record's words are kept as a bit set.
     let words = &words[..words.len().min(64)];
     // Which words each record contains, and their summed IDF.
     let mut seen: HashMap<i64, (f64, u64)> = HashMap::new();
     let mut idfs = Vec::new();
-    for (i, (word, docs)) in words.iter().enumerate() {
-        let found = read_postings(store, source, word, *docs)?;
-        // A list shorter than the cap is the exact count for this index.
-        let d = if found.len() < POSTINGS {
-            found.len() as u64
-        } else {
-            (*docs).max(found.len() as u64)
-        };
-        let idf = idf(rows.max(d), d);
+    for (i, w) in words.iter().enumerate() {
+        let p = &w.logs[log];
+        let idf = idf(last.max(p.docs), p.docs);
         idfs.push(idf);
-        for r in found {
-            let e = seen.entry(r).or_default();
+        for r in &p.rows {
+            let e = seen.entry(*r).or_default();
             e.0 += idf;
             e.1 |= 1 << i;
         }
@@ -72,14 +130,36 @@ pub fn score_log<S: SearchStore + ?Sized>(
     // Sorted by value, not by looking each score up while comparing: a
     // common word gives thousands of candidates.
     let mut best: Vec<(i64, f64)> = seen.iter().map(|(r, (s, _))| (*r, *s)).collect();
-    if best.len() > READ_ALL {
-        best.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    best.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    let mut hits = Vec::new();
+    if best.len() <= READ_ALL {
+        let keys: Vec<i64> = best.iter().map(|(r, _)| *r).collect();
+        hits = store.records(source, &keys)?;
+    } else {
         // Over-fetched a little for the records the store then leaves out
         // (another project's, the engine's own).
         best.truncate(depth + depth / 8 + 8);
+        // Characters still wanted, once the first batch shows how many
+        // characters this log packs into a token.
+        let mut wanted: Option<usize> = None;
+        for batch in best.chunks(BATCH) {
+            if wanted == Some(0) {
+                break;
+            }
+            let keys: Vec<i64> = batch.iter().map(|(r, _)| *r).collect();
+            let read = store.records(source, &keys)?;
+            let chars: usize = read.iter().map(|h| h.text.len()).sum();
+            if let Some(b) = budget {
+                let w = *wanted.get_or_insert_with(|| {
+                    let tokens: usize = read.iter().map(|h| b.counter.count(&h.text)).sum();
+                    let per_token = chars as f64 / tokens.max(1) as f64;
+                    (b.tokens as f64 * per_token * READ_MARGIN) as usize
+                });
+                wanted = Some(w.saturating_sub(chars));
+            }
+            hits.extend(read);
+        }
     }
-    let keys: Vec<i64> = best.iter().map(|(r, _)| *r).collect();
-    let mut hits = store.records(source, &keys)?;
     let lowered: Vec<String> = hits.iter().map(|h| h.text.to_lowercase()).collect();
     let tokens: Vec<Vec<&str>> = lowered.iter().map(|t| words_of(t)).collect();
     let avg =
@@ -88,13 +168,13 @@ pub fn score_log<S: SearchStore + ?Sized>(
         let mask = seen.get(&h.row).map_or(0, |e| e.1);
         let norm = K1 * (1.0 - B + B * toks.len() as f64 / avg);
         let mut score = 0.0;
-        for (i, (word, _)) in words.iter().enumerate() {
+        for (i, w) in words.iter().enumerate() {
             if mask & (1 << i) == 0 {
                 continue;
             }
             // The index matched it, so it is there at least once even when
             // this simpler split does not find it (a phrase, a diacritic).
-            let tf = frequency(toks, word).max(1) as f64;
+            let tf = frequency(toks, &w.word).max(1) as f64;
             score += idfs[i] * tf * (K1 + 1.0) / (tf + norm);
         }
         h.bm25 = -score;
@@ -104,29 +184,39 @@ pub fn score_log<S: SearchStore + ?Sized>(
     Ok(hits)
 }
 
-/// A prefix found in more records than this is read as its whole word
-/// when that word alone fills the postings: the index must merge every
-/// posting of every word under a prefix before it can hand out the newest
-/// (7 ms for a prefix in 140,000 of 1,000,000 records), while a whole word's
-/// newest postings come straight off its list.
-const PREFIX_MAX: u64 = 5 * POSTINGS as u64;
-
-/// The newest postings for `word`; see [`PREFIX_MAX`].
+/// The newest postings for `word` in one index. A prefix whose whole word
+/// alone fills the postings is read as that word: the index must merge
+/// every posting of every word under a prefix before it can hand out the
+/// newest (7 ms for a prefix in 140,000 of 1,000,000 records), while a
+/// whole word's newest postings come straight off its list.
 fn read_postings<S: SearchStore + ?Sized>(
     store: &S,
     source: HitSource,
     word: &str,
-    docs: u64,
-) -> Result<Vec<i64>, StoreError> {
-    if docs > PREFIX_MAX
-        && let Some(whole) = word.strip_suffix('*')
-    {
+    last: u64,
+) -> Result<Posted, StoreError> {
+    if let Some(whole) = word.strip_suffix('*') {
         let found = store.postings(source, whole, POSTINGS)?;
         if found.len() == POSTINGS {
-            return Ok(found);
+            return Ok(posted(found, last));
         }
     }
-    store.postings(source, word, POSTINGS)
+    Ok(posted(store.postings(source, word, POSTINGS)?, last))
+}
+
+/// A capped list's count: exact when the list is shorter than the cap,
+/// else the share of the index its newest postings cover, carried over the
+/// whole index (postings are newest first, keys assigned in order).
+fn posted(rows: Vec<i64>, last: u64) -> Posted {
+    let docs = match rows.last() {
+        Some(&oldest) if rows.len() >= POSTINGS => {
+            let span = last.saturating_sub(oldest.max(0) as u64) + 1;
+            let n = rows.len() as u64;
+            (n.saturating_mul(last.max(1)) / span).max(n)
+        }
+        _ => rows.len() as u64,
+    };
+    Posted { rows, docs }
 }
 
 /// BM25's IDF as SQLite computes it, so both halves of a result list are
@@ -162,6 +252,20 @@ mod tests {
         assert!(idf(100, 100) > 0.0);
         assert!(idf(100, 60) > 0.0 && idf(100, 60) < 1e-3);
         assert!(idf(0, 0) > 0.0);
+    }
+
+    #[test]
+    fn a_full_list_is_carried_over_the_whole_index() {
+        let short = posted(vec![9, 5, 2], 1_000);
+        assert_eq!(short.docs, 3);
+        // The newest thousand postings reach back over the last 4,000 keys
+        // of 100,000: about a quarter of the index holds the word.
+        let rows: Vec<i64> = (0..POSTINGS as i64).map(|i| 100_000 - 4 * i).collect();
+        let full = posted(rows, 100_000);
+        assert!((24_000..=26_000).contains(&full.docs), "{}", full.docs);
+        // Never below what was read.
+        let dense: Vec<i64> = (0..POSTINGS as i64).rev().collect();
+        assert_eq!(posted(dense, 999).docs, POSTINGS as u64);
     }
 
     #[test]

@@ -7,10 +7,11 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::postings::{Word, score_log};
+use super::postings::{Word, last_rows, read_word, score_log};
 
 use crate::compress::sentences::terms;
 use crate::memory::{StoreError, Timestamp};
+use crate::tokens::TokenCounter;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -38,6 +39,13 @@ pub struct Hit {
     /// The record's key in its index (what [`SearchStore::postings`] lists).
     #[serde(skip)]
     pub row: i64,
+}
+
+/// The tokens retrieved text competes for, and how to count them.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget<'a> {
+    pub tokens: u64,
+    pub counter: &'a dyn TokenCounter,
 }
 
 /// A hit with mnemon's score.
@@ -89,11 +97,10 @@ pub trait SearchStore {
     /// 0. Rows of another project, or that the engine wrote about itself,
     /// are left out, as [`SearchStore::search`] leaves them out.
     fn records(&self, source: HitSource, rows: &[i64]) -> Result<Vec<Hit>, StoreError>;
-    /// How many operations and messages contain `term` (a trailing `*`
-    /// makes it a prefix).
-    fn term_docs(&self, term: &str) -> Result<u64, StoreError>;
-    /// About how many operations and messages there are.
-    fn searchable_rows(&self) -> Result<u64, StoreError>;
+    /// The largest key `source` has given out (0 when empty): keys are
+    /// assigned in order, so it stands for the index's size without
+    /// counting its rows.
+    fn last_row(&self, source: HitSource) -> Result<u64, StoreError>;
 }
 
 /// Words in more than this share of records say little about relevance and
@@ -167,39 +174,8 @@ pub fn rank(hits: Vec<Hit>) -> Vec<Ranked> {
     out
 }
 
-/// How many records contain each word, remembered while the store grows
-/// by less than a tenth: a share decides only whether a word is common or
-/// rare, and reading it from the index costs more than the search itself
-/// on a large store.
-#[derive(Debug)]
-pub struct TermCache(crate::cache::Bounded<(u64, u64)>);
-
-/// The cache starts over past this many words.
-const TERM_CACHE_MAX: usize = 20_000;
-
-impl Default for TermCache {
-    fn default() -> Self {
-        TermCache(crate::cache::Bounded::new(TERM_CACHE_MAX))
-    }
-}
-
-impl TermCache {
-    fn docs<S: SearchStore + ?Sized>(
-        &self,
-        store: &S,
-        term: &str,
-        rows: u64,
-    ) -> Result<u64, StoreError> {
-        if let Some((docs, at)) = self.0.get(term)
-            && rows <= at + at / 10
-        {
-            return Ok(docs);
-        }
-        let docs = store.term_docs(term)?;
-        self.0.insert(term, (docs, rows));
-        Ok(docs)
-    }
-}
+/// How many of the best hits the expansion round takes names from.
+const EXPANSION_HITS: usize = 5;
 
 /// How many names from the best hits the expansion round searches for.
 const EXPANSION_NAMES: usize = 6;
@@ -230,11 +206,15 @@ fn names_in(text: &str) -> Vec<String> {
 /// Ranked hits for `query`. Names in the best hits that the query did not
 /// mention are searched again (at half weight), so "what breed is Alice's
 /// dog?" also finds "Rex is a beagle" once "Alice's dog is called Rex" ranks.
+///
+/// `budget` is what the hits compete for, if the caller has one: a large
+/// log's matches stop being read once they hold more text than it could
+/// show.
 pub fn retrieve<S: SearchStore + ?Sized>(
     store: &S,
-    terms: &TermCache,
     query: &str,
     limit: usize,
+    budget: Option<Budget<'_>>,
 ) -> Result<Vec<Ranked>, StoreError> {
     let q = query_terms(query);
     if q.is_empty() {
@@ -245,24 +225,19 @@ pub fn retrieve<S: SearchStore + ?Sized>(
     // read is a random page of a large log, the main cost of retrieval, so
     // not much deeper.
     let depth = (limit + limit / 4).max(50);
-    // Words of four letters or more match as prefixes, a cheap stand-in for
-    // stemming ("live" finds "lives", "adopt" finds "adopted").
-    let rows = store.searchable_rows()?;
-    let docs = |w: &str| -> Result<u64, StoreError> {
-        // Small stores are cheap to search whole; no need to ask.
+    let last = last_rows(store)?;
+    let rows: u64 = last.iter().sum();
+    let share = |w: &Word| {
+        // Small stores are cheap to search whole, and a share of a few
+        // records means little.
         if rows < COMMON_FROM {
-            Ok(0)
-        } else {
-            terms.docs(store, w, rows)
-        }
-    };
-    let share = |d: u64| {
-        if rows == 0 {
             0.0
         } else {
-            d as f64 / rows as f64
+            w.docs() as f64 / rows as f64
         }
     };
+    // Words of four letters or more match as prefixes, a cheap stand-in for
+    // stemming ("live" finds "lives", "adopt" finds "adopted").
     let mut words: Vec<Word> = Vec::new();
     for t in &q {
         let w = if t.chars().count() >= 4 {
@@ -270,23 +245,19 @@ pub fn retrieve<S: SearchStore + ?Sized>(
         } else {
             t.clone()
         };
-        let d = docs(&w)?;
-        words.push((w, d));
+        words.push(read_word(store, &w, last)?);
     }
     // Keep the selective words; if none is, the rarest one.
-    let mut keep: Vec<Word> = words
-        .iter()
-        .filter(|(_, d)| share(*d) <= COMMON)
-        .cloned()
-        .collect();
+    let rarest = words.iter().min_by_key(|w| w.docs()).cloned();
+    let mut keep: Vec<Word> = words.into_iter().filter(|w| share(w) <= COMMON).collect();
     if keep.is_empty()
-        && let Some(w) = words.iter().min_by_key(|(_, d)| *d)
+        && let Some(w) = rarest
     {
-        keep.push(w.clone());
+        keep.push(w);
     }
-    let mut ranked = rank(gather(store, &keep, depth, rows)?);
+    let mut ranked = rank(gather(store, &keep, depth, budget)?);
     let mut extra: Vec<String> = Vec::new();
-    for r in ranked.iter().take(3) {
+    for r in ranked.iter().take(EXPANSION_HITS) {
         for lower in names_in(&r.hit.text) {
             if !q.contains(&lower) && !extra.contains(&lower) {
                 extra.push(lower);
@@ -299,9 +270,9 @@ pub fn retrieve<S: SearchStore + ?Sized>(
         if names.len() == EXPANSION_NAMES {
             break;
         }
-        let d = docs(&w)?;
-        if share(d) <= COMMON {
-            names.push((w, d));
+        let w = read_word(store, &w, last)?;
+        if share(&w) <= COMMON {
+            names.push(w);
         }
     }
     if !names.is_empty() {
@@ -309,7 +280,7 @@ pub fn retrieve<S: SearchStore + ?Sized>(
             &mut ranked,
             // Only a bridge record, found by both rounds, gains from the
             // second; the best few of its matches are enough.
-            rank(gather(store, &names, depth, rows)?),
+            rank(gather(store, &names, depth, budget)?),
             0.5,
             true,
         );
@@ -324,12 +295,12 @@ fn gather<S: SearchStore + ?Sized>(
     store: &S,
     words: &[Word],
     depth: usize,
-    rows: u64,
+    budget: Option<Budget<'_>>,
 ) -> Result<Vec<Hit>, StoreError> {
-    let all: Vec<&str> = words.iter().map(|(w, _)| w.as_str()).collect();
+    let all: Vec<&str> = words.iter().map(|w| w.word.as_str()).collect();
     let mut hits = store.search(&all.join(" "), depth, &SMALL_SOURCES)?;
     for source in LOG_SOURCES {
-        hits.extend(score_log(store, source, words, depth, rows)?);
+        hits.extend(score_log(store, source, words, depth, budget)?);
     }
     Ok(hits)
 }

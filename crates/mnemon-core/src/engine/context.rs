@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::{Engine, EngineError, EngineStore};
-use crate::assemble::retrieve::{Ranked, SearchStore, retrieve};
+use crate::assemble::retrieve::{Budget, Ranked, SearchStore, retrieve};
 use crate::assemble::{
     Assembled, Assembler, BudgetPlan, Candidate, Format, SectionKind, candidates,
 };
@@ -30,7 +30,7 @@ fn fragment_limit(budget: u64) -> usize {
 impl<S: EngineStore + SearchStore> Engine<S> {
     /// Ranked matches across every tier.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Ranked>, EngineError> {
-        Ok(retrieve(self.store(), &self.terms, query, limit)?)
+        Ok(retrieve(self.store(), query, limit, None)?)
     }
 
     /// The best context for `req` that fits its budget exactly.
@@ -40,6 +40,10 @@ impl<S: EngineStore + SearchStore> Engine<S> {
             (Some(b), _) => b,
             (None, Some(b)) => b,
             (None, None) => self.cfg.window.effective_max().saturating_sub(v.used()),
+        };
+        let memo = Memo {
+            inner: self.memory.counter(),
+            cache: &self.counts,
         };
         let mut offers: BTreeMap<SectionKind, Vec<Candidate>> = BTreeMap::new();
         for s in &req.plan.sections {
@@ -90,7 +94,15 @@ impl<S: EngineStore + SearchStore> Engine<S> {
                 }
                 SectionKind::Fragments => match req.query.as_deref() {
                     Some(q) => candidates::fragments(
-                        &retrieve(self.store(), &self.terms, q, fragment_limit(budget))?,
+                        &retrieve(
+                            self.store(),
+                            q,
+                            fragment_limit(budget),
+                            Some(Budget {
+                                tokens: budget,
+                                counter: &memo,
+                            }),
+                        )?,
                         q,
                     ),
                     None => Vec::new(),
@@ -98,10 +110,6 @@ impl<S: EngineStore + SearchStore> Engine<S> {
             };
             offers.insert(s.kind, c);
         }
-        let memo = Memo {
-            inner: self.memory.counter(),
-            cache: &self.counts,
-        };
         let a = Assembler {
             counter: &memo,
             chat: req.chat,

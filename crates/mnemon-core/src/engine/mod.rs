@@ -248,8 +248,6 @@ pub struct Engine<S> {
     write: Mutex<()>,
     /// Token counts of context lines, kept across calls.
     counts: crate::tokens::CountCache,
-    /// How common each searched word is, for retrieval.
-    terms: crate::assemble::retrieve::TermCache,
 }
 
 impl<S> std::fmt::Debug for Engine<S> {
@@ -313,7 +311,6 @@ impl<S: EngineStore> Engine<S> {
             summarizer: Box::new(Extractive),
             write: Mutex::new(()),
             counts: crate::tokens::CountCache::default(),
-            terms: crate::assemble::retrieve::TermCache::default(),
         }
     }
 
