@@ -174,6 +174,37 @@ pub fn rank(hits: Vec<Hit>) -> Vec<Ranked> {
     out
 }
 
+/// The record counts of words retrieval found common, remembered while the
+/// logs grow by less than a tenth. A common word is left out of the search,
+/// so its postings need not be read again only to learn that, and reading
+/// a prefix's postings merges every posting under it (every record, for
+/// "fail*" in a log of failures). Rare words are not kept: their postings
+/// are read for the search anyway.
+#[derive(Debug)]
+pub struct CommonWords(crate::cache::Bounded<(u64, u64)>);
+
+/// The cache starts over past this many words.
+const COMMON_WORDS_MAX: usize = 4_096;
+
+impl Default for CommonWords {
+    fn default() -> Self {
+        CommonWords(crate::cache::Bounded::new(COMMON_WORDS_MAX))
+    }
+}
+
+impl CommonWords {
+    fn get(&self, word: &str, rows: u64) -> Option<u64> {
+        self.0
+            .get(word)
+            .filter(|(_, at)| rows <= at + at / 10)
+            .map(|(docs, _)| docs)
+    }
+
+    fn put(&self, word: &str, docs: u64, rows: u64) {
+        self.0.insert(word, (docs, rows));
+    }
+}
+
 /// How many of the best hits the expansion round takes names from.
 const EXPANSION_HITS: usize = 5;
 
@@ -212,6 +243,7 @@ fn names_in(text: &str) -> Vec<String> {
 /// show.
 pub fn retrieve<S: SearchStore + ?Sized>(
     store: &S,
+    common: &CommonWords,
     query: &str,
     limit: usize,
     budget: Option<Budget<'_>>,
@@ -238,22 +270,43 @@ pub fn retrieve<S: SearchStore + ?Sized>(
     };
     // Words of four letters or more match as prefixes, a cheap stand-in for
     // stemming ("live" finds "lives", "adopt" finds "adopted").
+    let is_common = |docs: u64| rows >= COMMON_FROM && docs as f64 / rows as f64 > COMMON;
+    // Words already known to be common are not read again, unless every
+    // word is.
     let mut words: Vec<Word> = Vec::new();
+    let mut known_common: Vec<(String, u64)> = Vec::new();
     for t in &q {
         let w = if t.chars().count() >= 4 {
             format!("{t}*")
         } else {
             t.clone()
         };
-        words.push(read_word(store, &w, last)?);
+        match common.get(&w, rows) {
+            Some(docs) => known_common.push((w, docs)),
+            None => {
+                let word = read_word(store, &w, last)?;
+                if is_common(word.docs()) {
+                    common.put(&w, word.docs(), rows);
+                }
+                words.push(word);
+            }
+        }
     }
     // Keep the selective words; if none is, the rarest one.
-    let rarest = words.iter().min_by_key(|w| w.docs()).cloned();
-    let mut keep: Vec<Word> = words.into_iter().filter(|w| share(w) <= COMMON).collect();
-    if keep.is_empty()
-        && let Some(w) = rarest
-    {
-        keep.push(w);
+    let mut keep: Vec<Word> = words
+        .iter()
+        .filter(|w| share(w) <= COMMON)
+        .cloned()
+        .collect();
+    if keep.is_empty() {
+        let read = words.iter().min_by_key(|w| w.docs());
+        let known = known_common.iter().min_by_key(|(_, d)| *d);
+        match (read, known) {
+            (Some(r), Some((w, d))) if *d < r.docs() => keep.push(read_word(store, w, last)?),
+            (Some(r), _) => keep.push(r.clone()),
+            (None, Some((w, _))) => keep.push(read_word(store, w, last)?),
+            (None, None) => {}
+        }
     }
     let mut ranked = rank(gather(store, &keep, depth, budget)?);
     let mut extra: Vec<String> = Vec::new();
@@ -270,9 +323,14 @@ pub fn retrieve<S: SearchStore + ?Sized>(
         if names.len() == EXPANSION_NAMES {
             break;
         }
-        let w = read_word(store, &w, last)?;
-        if share(&w) <= COMMON {
-            names.push(w);
+        if common.get(&w, rows).is_some() {
+            continue;
+        }
+        let word = read_word(store, &w, last)?;
+        if is_common(word.docs()) {
+            common.put(&w, word.docs(), rows);
+        } else {
+            names.push(word);
         }
     }
     if !names.is_empty() {
@@ -342,5 +400,107 @@ mod name_tests {
             vec!["foxglove", "media", "oslo", "nikolai"]
         );
         assert_eq!(names_in("Step 12: fixed it. Ok"), Vec::<String>::new());
+    }
+}
+
+#[cfg(test)]
+mod common_word_tests {
+    //! An in-memory log stands in for the SQLite store here, so the test
+    //! can see which postings retrieval asks for; the store's own postings
+    //! are tested against SQLite in `mnemon-sqlite/tests/retrieval.rs`.
+
+    use std::cell::RefCell;
+
+    use super::*;
+
+    struct Log {
+        texts: Vec<String>,
+        asked: RefCell<Vec<String>>,
+    }
+
+    impl Log {
+        fn matches(&self, row: usize, term: &str) -> bool {
+            let text = self.texts[row].to_lowercase();
+            let mut words = text.split(|c: char| !c.is_alphanumeric());
+            match term.strip_suffix('*') {
+                Some(p) => words.any(|w| w.starts_with(p)),
+                None => words.any(|w| w == term),
+            }
+        }
+    }
+
+    impl SearchStore for Log {
+        fn search(&self, _: &str, _: usize, _: &[HitSource]) -> Result<Vec<Hit>, StoreError> {
+            Ok(Vec::new())
+        }
+
+        fn postings(
+            &self,
+            source: HitSource,
+            term: &str,
+            cap: usize,
+        ) -> Result<Vec<i64>, StoreError> {
+            if source != HitSource::Operation {
+                return Ok(Vec::new());
+            }
+            self.asked.borrow_mut().push(term.to_string());
+            Ok((0..self.texts.len())
+                .rev()
+                .filter(|r| self.matches(*r, term))
+                .take(cap)
+                .map(|r| r as i64 + 1)
+                .collect())
+        }
+
+        fn records(&self, source: HitSource, rows: &[i64]) -> Result<Vec<Hit>, StoreError> {
+            Ok(rows
+                .iter()
+                .map(|r| Hit {
+                    source,
+                    id: format!("o{r}"),
+                    text: self.texts[*r as usize - 1].clone(),
+                    bm25: 0.0,
+                    at: Timestamp(*r),
+                    importance: 0.5,
+                    row: *r,
+                })
+                .collect())
+        }
+
+        fn last_row(&self, source: HitSource) -> Result<u64, StoreError> {
+            Ok(match source {
+                HitSource::Operation => self.texts.len() as u64,
+                _ => 0,
+            })
+        }
+    }
+
+    #[test]
+    fn a_word_found_common_is_not_read_again() {
+        let texts = (0..3_000)
+            .map(|i| match i % 1_000 {
+                7 => format!("step {i}: the zebra import failed"),
+                _ => format!("step {i}: the build failed"),
+            })
+            .collect();
+        let log = Log {
+            texts,
+            asked: RefCell::new(Vec::new()),
+        };
+        let common = CommonWords::default();
+        let first = retrieve(&log, &common, "why did the zebra fail", 10, None).unwrap();
+        assert!(log.asked.borrow().iter().any(|t| t.starts_with("fail")));
+        assert_eq!(first.len(), 3, "only the zebra records: {first:?}");
+        log.asked.borrow_mut().clear();
+        let again = retrieve(&log, &common, "why did the zebra fail", 10, None).unwrap();
+        assert_eq!(again, first);
+        let asked = log.asked.borrow().clone();
+        assert!(!asked.iter().any(|t| t.starts_with("fail")), "{asked:?}");
+        // When every word is common, the rarest is still searched, known
+        // or not.
+        log.asked.borrow_mut().clear();
+        let only = retrieve(&log, &common, "fail", 5, None).unwrap();
+        assert_eq!(only.len(), 5);
+        assert!(log.asked.borrow().iter().any(|t| t.starts_with("fail")));
     }
 }

@@ -30,7 +30,7 @@ fn fragment_limit(budget: u64) -> usize {
 impl<S: EngineStore + SearchStore> Engine<S> {
     /// Ranked matches across every tier.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Ranked>, EngineError> {
-        Ok(retrieve(self.store(), query, limit, None)?)
+        Ok(retrieve(self.store(), &self.common, query, limit, None)?)
     }
 
     /// The best context for `req` that fits its budget exactly.
@@ -96,6 +96,7 @@ impl<S: EngineStore + SearchStore> Engine<S> {
                     Some(q) => candidates::fragments(
                         &retrieve(
                             self.store(),
+                            &self.common,
                             q,
                             fragment_limit(budget),
                             Some(Budget {

@@ -248,6 +248,8 @@ pub struct Engine<S> {
     write: Mutex<()>,
     /// Token counts of context lines, kept across calls.
     counts: crate::tokens::CountCache,
+    /// Words retrieval found common, so it need not read them again.
+    common: crate::assemble::retrieve::CommonWords,
 }
 
 impl<S> std::fmt::Debug for Engine<S> {
@@ -311,6 +313,7 @@ impl<S: EngineStore> Engine<S> {
             summarizer: Box::new(Extractive),
             write: Mutex::new(()),
             counts: crate::tokens::CountCache::default(),
+            common: crate::assemble::retrieve::CommonWords::default(),
         }
     }
 
