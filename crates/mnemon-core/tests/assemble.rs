@@ -139,6 +139,10 @@ proptest! {
             Err(AssembleError::RequiredDoNotFit { need, budget: b, .. }) => {
                 prop_assert_eq!(b, budget);
                 prop_assert!(need > budget);
+                // The budget the error names is enough, and the least that is.
+                let out = a.assemble(&plan, need, &offers);
+                prop_assert!(out.is_ok(), "{need} named but refused: {out:?}");
+                prop_assert!(a.assemble(&plan, need - 1, &offers).is_err());
             }
         }
     }

@@ -129,6 +129,24 @@ type Chosen<'c> = BTreeMap<SectionKind, Vec<&'c Candidate>>;
 /// Fewer tokens than any rendered item takes with its newline.
 const MIN_ITEM_TOKENS: u64 = 2;
 
+/// The smallest budget whose usable part (what the plan's reserve leaves)
+/// holds `tokens`. The reserve grows with the budget, so adding today's
+/// reserve to `tokens` can fall short by the reserve on the difference.
+fn smallest_budget(tokens: u64, reserve_ppm: u32) -> u64 {
+    // A plan's reserve is under 100 % (`BudgetPlan::validate`).
+    let ppm = u128::from(reserve_ppm.min(999_999));
+    let usable = |b: u128| b - b * ppm / 1_000_000;
+    let want = u128::from(tokens);
+    let mut b = (want * 1_000_000).div_ceil(1_000_000 - ppm);
+    while b > 0 && usable(b - 1) >= want {
+        b -= 1;
+    }
+    while usable(b) < want {
+        b += 1;
+    }
+    u64::try_from(b).unwrap_or(u64::MAX)
+}
+
 impl Assembler<'_> {
     /// Assembles `offers` (candidates per section, most preferred first)
     /// under `plan` within `budget` tokens.
@@ -164,7 +182,7 @@ impl Assembler<'_> {
         let need = self.count(&chosen, plan);
         if need > usable {
             return Err(AssembleError::RequiredDoNotFit {
-                need: need + (budget - usable),
+                need: smallest_budget(need, plan.reserve_ppm),
                 budget,
                 sections: required.join(", "),
             });
@@ -236,7 +254,7 @@ impl Assembler<'_> {
                 }
                 None => {
                     return Err(AssembleError::RequiredDoNotFit {
-                        need: tokens + (budget - usable),
+                        need: smallest_budget(tokens, plan.reserve_ppm),
                         budget,
                         sections: required.join(", "),
                     });
@@ -455,4 +473,24 @@ fn turns(chosen: &Chosen<'_>) -> Vec<ChatMessage> {
             name: None,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::smallest_budget;
+
+    #[test]
+    fn the_named_budget_is_the_least_whose_usable_part_holds_the_tokens() {
+        let usable = |b: u64, ppm: u64| b - b * ppm / 1_000_000;
+        for ppm in [0u32, 1, 100_000, 150_000, 333_333, 999_999] {
+            for tokens in [0u64, 1, 7, 635, 646, 10_000, 1_000_003] {
+                let b = smallest_budget(tokens, ppm);
+                assert!(usable(b, ppm.into()) >= tokens, "{tokens} at {ppm}: {b}");
+                assert!(
+                    b == 0 || usable(b - 1, ppm.into()) < tokens,
+                    "{tokens} at {ppm}: {b}"
+                );
+            }
+        }
+    }
 }

@@ -332,6 +332,26 @@ impl BudgetPlan {
         if self.sections.is_empty() {
             return Err(bad("a plan needs at least one section".into()));
         }
+        if self.reserve_ppm >= 1_000_000 {
+            return Err(bad(
+                "its reserve keeps the whole budget free; give a reserve under 100 %".into(),
+            ));
+        }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reserve_of_the_whole_budget_is_refused() {
+        let mut plan = BudgetPlan::preset("phase:execution").unwrap();
+        assert_eq!(plan.validate(), Ok(()));
+        plan.sections = vec![s(SectionKind::HotContext, 0, 0.0, true)];
+        plan.reserve_ppm = 1_000_000;
+        let err = plan.validate().unwrap_err().to_string();
+        assert!(err.contains("give a reserve under 100 %"), "{err}");
     }
 }
