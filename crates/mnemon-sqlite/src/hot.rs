@@ -40,9 +40,10 @@ pub(crate) fn bump(conn: &Connection, project: &str) -> rusqlite::Result<()> {
 
 impl HotStore for SqliteStore {
     fn hot_context(&self) -> Result<HotContext, StoreError> {
-        let conn = self.conn();
-        // One read transaction, so the version matches the items.
-        let tx = conn.unchecked_transaction().map_err(|e| self.err(e))?;
+        let mut conn = self.conn();
+        // One read transaction, so the version matches the items: a
+        // savepoint starts one, or nests in a unit of work's.
+        let tx = conn.savepoint().map_err(|e| self.err(e))?;
         let version: i64 = tx
             .query_row(
                 "SELECT coalesce((SELECT version FROM hot_versions WHERE project_id = ?1), 0)",

@@ -5,7 +5,8 @@
 //! loses an acknowledged write. Every write runs in `BEGIN IMMEDIATE`, which
 //! takes the write lock up front; with the busy timeout, concurrent writers
 //! from several processes queue instead of failing. FTS5 indexes are
-//! maintained by triggers inside the same transaction.
+//! maintained by triggers inside the same transaction. Several writes that
+//! belong together run in one unit of work (`Store::atomically`).
 //!
 //! This crate implements mnemon-core's storage traits and knows nothing of
 //! the domain rules; those run in core before a write arrives here.
@@ -21,7 +22,9 @@ mod migrate;
 mod optimizer;
 mod search;
 mod sessions;
+mod unit;
 
+use std::ops::{Deref, DerefMut};
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
@@ -39,6 +42,8 @@ const BUSY_TIMEOUT_MS: u64 = 30_000;
 #[derive(Debug)]
 pub struct SqliteStore {
     conn: Mutex<Connection>,
+    /// Held for every call, and across a unit of work (`Store::atomically`).
+    gate: unit::Gate,
     project_id: String,
     path: String,
 }
@@ -67,6 +72,7 @@ impl SqliteStore {
         tune(&conn, &shown)?;
         Ok(SqliteStore {
             conn: Mutex::new(conn),
+            gate: unit::Gate::default(),
             project_id,
             path: shown,
         })
@@ -81,6 +87,7 @@ impl SqliteStore {
         tune(&conn, ":memory:")?;
         Ok(SqliteStore {
             conn: Mutex::new(conn),
+            gate: unit::Gate::default(),
             project_id,
             path: ":memory:".into(),
         })
@@ -110,34 +117,96 @@ impl SqliteStore {
             .map_err(|e| self.err(e))
     }
 
-    fn conn(&self) -> MutexGuard<'_, Connection> {
+    fn conn(&self) -> Conn<'_> {
+        let pass = self.gate.enter();
         // A panic while holding the lock cannot leave a half-written
         // transaction (SQLite rolls it back), so a poisoned lock is safe to reuse.
-        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+        let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        Conn { conn, _pass: pass }
     }
 
     fn err(&self, e: rusqlite::Error) -> StoreError {
         map_err(&self.path, e)
     }
 
-    /// Runs `f` in one immediate transaction and commits.
+    /// Runs `f` in one immediate transaction and commits; inside a unit of
+    /// work, in a savepoint of the unit's transaction.
     fn write<T>(
         &self,
-        f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, StoreError>,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let mut conn = self.conn();
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| map_err(&self.path, e))?;
-        let out = f(&tx)?;
-        tx.commit().map_err(|e| map_err(&self.path, e))?;
-        Ok(out)
+        if conn.is_autocommit() {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(|e| map_err(&self.path, e))?;
+            let out = f(&tx)?;
+            tx.commit().map_err(|e| map_err(&self.path, e))?;
+            Ok(out)
+        } else {
+            let sp = conn.savepoint().map_err(|e| map_err(&self.path, e))?;
+            let out = f(&sp)?;
+            sp.commit().map_err(|e| map_err(&self.path, e))?;
+            Ok(out)
+        }
+    }
+}
+
+/// The connection, for the one thread the gate lets in. The lock is
+/// released before the pass (fields drop in order).
+struct Conn<'a> {
+    conn: MutexGuard<'a, Connection>,
+    _pass: unit::Pass<'a>,
+}
+
+impl Deref for Conn<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        &self.conn
+    }
+}
+
+impl DerefMut for Conn<'_> {
+    fn deref_mut(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+}
+
+/// Rolls back a unit of work that did not commit, whether it failed or
+/// panicked, so the connection never carries a stray open transaction.
+struct Unfinished<'a>(&'a SqliteStore);
+
+impl Drop for Unfinished<'_> {
+    fn drop(&mut self) {
+        let conn = self.0.conn();
+        if !conn.is_autocommit() {
+            // A failed rollback leaves nothing committed either: SQLite
+            // rolls back an open transaction when the connection closes.
+            let _ = conn.execute_batch("ROLLBACK");
+        }
     }
 }
 
 impl Store for SqliteStore {
     fn project_id(&self) -> &str {
         &self.project_id
+    }
+
+    fn atomically<T>(&self, f: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
+        let _pass = self.gate.enter();
+        if !self.conn().is_autocommit() {
+            return f();
+        }
+        self.conn()
+            .execute_batch("BEGIN IMMEDIATE")
+            .map_err(|e| self.err(e))?;
+        let unfinished = Unfinished(self);
+        let out = f()?;
+        self.conn()
+            .execute_batch("COMMIT")
+            .map_err(|e| self.err(e))?;
+        std::mem::forget(unfinished);
+        Ok(out)
     }
 }
 

@@ -3,7 +3,7 @@
 
 use mnemon_core::memory::{StoreError, Timestamp};
 use mnemon_core::optimize::{Artifact, Replacement, Substitution, Technique};
-use rusqlite::{Transaction, params};
+use rusqlite::{Connection, params};
 
 use crate::SqliteStore;
 
@@ -107,7 +107,7 @@ impl SqliteStore {
 
     pub(crate) fn write_optimized(
         &self,
-        tx: &Transaction<'_>,
+        tx: &Connection,
         subs: &[Substitution],
         artifacts: &[Artifact],
         at: Timestamp,

@@ -431,16 +431,21 @@ impl<'e, S: ChatStore> Chat<'e, S> {
                         p.label()
                     )));
                 }
-                let mut created = Vec::new();
-                for title in titles {
-                    created.push(memory.create_entity(&NewEntity {
-                        kind: *kind,
-                        title: title.clone(),
-                        description: None,
-                        priority: *priority,
-                        parent: parent.as_ref().map(|p| p.number),
-                    })?);
-                }
+                // "add 3 stories: a, b and c" makes all three or none.
+                let created = memory.store().atomically(|| {
+                    titles
+                        .iter()
+                        .map(|title| {
+                            memory.create_entity(&NewEntity {
+                                kind: *kind,
+                                title: title.clone(),
+                                description: None,
+                                priority: *priority,
+                                parent: parent.as_ref().map(|p| p.number),
+                            })
+                        })
+                        .collect::<Result<Vec<_>, _>>()
+                })?;
                 let under = parent
                     .as_ref()
                     .map(|p| format!(" under {}", p.label()))
@@ -472,10 +477,7 @@ impl<'e, S: ChatStore> Chat<'e, S> {
                     Field::Description(_) => "Updated the description of".into(),
                     Field::Priority(p) => format!("Set priority {p} on"),
                 };
-                let mut changed = Vec::new();
-                for e in &found {
-                    changed.push(memory.update_entity(e.number, &change)?);
-                }
+                let changed = change_all(memory, &found, &change)?;
                 Ok(Outcome::done(
                     format!("{what} {}.", labels(&changed)),
                     changed,
@@ -483,16 +485,11 @@ impl<'e, S: ChatStore> Chat<'e, S> {
             }
             Command::SetStatus { target, status } => {
                 let found = self.resolve(target, &[], true, Slot::Target, &forced)?;
-                let mut changed = Vec::new();
-                for e in &found {
-                    changed.push(memory.update_entity(
-                        e.number,
-                        &EntityChange {
-                            status: Some(*status),
-                            ..EntityChange::default()
-                        },
-                    )?);
-                }
+                let change = EntityChange {
+                    status: Some(*status),
+                    ..EntityChange::default()
+                };
+                let changed = change_all(memory, &found, &change)?;
                 let verb = match status {
                     crate::memory::EntityStatus::InProgress => "Started",
                     crate::memory::EntityStatus::Completed => "Completed",
@@ -506,10 +503,12 @@ impl<'e, S: ChatStore> Chat<'e, S> {
             }
             Command::Delete { target } => {
                 let found = self.resolve(target, &[], true, Slot::Target, &forced)?;
-                let mut deleted = Vec::new();
-                for e in &found {
-                    deleted.push(memory.delete_entity(e.number)?);
-                }
+                let deleted = memory.store().atomically(|| {
+                    found
+                        .iter()
+                        .map(|e| memory.delete_entity(e.number))
+                        .collect::<Result<Vec<_>, _>>()
+                })?;
                 Ok(Outcome::done(
                     format!(
                         "Deleted {}. Its number stays taken; the log keeps its history.",
@@ -569,6 +568,22 @@ impl<'e, S: ChatStore> Chat<'e, S> {
             Resolved::Missing(msg) => Err(Stop::Refuse(msg)),
         }
     }
+}
+
+/// Applies `change` to every entity, all in one unit of work: one refused
+/// change (a completed story cannot be blocked) refuses the command, and
+/// none of the others stays changed.
+fn change_all<S: ChatStore>(
+    memory: &crate::memory::Memory<S>,
+    found: &[Entity],
+    change: &EntityChange,
+) -> Result<Vec<Entity>, crate::memory::StoreError> {
+    memory.store().atomically(|| {
+        found
+            .iter()
+            .map(|e| memory.update_entity(e.number, change))
+            .collect()
+    })
 }
 
 fn bare(kind: ReplyKind, text: String) -> Outcome {

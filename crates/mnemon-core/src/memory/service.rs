@@ -289,7 +289,7 @@ impl<S: Store> Memory<S> {
     }
 
     /// Adds a hot-context item and records the change as a pinned operation,
-    /// so "what did we do?" and compaction both see it.
+    /// so "what did we do?" and compaction both see it; the two commit together.
     pub fn add_hot(
         &self,
         kind: HotKind,
@@ -311,22 +311,24 @@ impl<S: Store> Memory<S> {
         } else {
             HotStatus::Active
         };
-        let item = self.store.add_hot_item(&HotItemDraft {
-            kind,
-            text: text.trim().to_string(),
-            detail: detail.map(strip_reasoning).filter(|d| !d.trim().is_empty()),
-            parent_id,
-            priority: if kind == HotKind::Goal {
-                Some(priority.unwrap_or_default())
-            } else {
-                priority
-            },
-            status,
-            agent: self.agent.clone(),
-            created_at: self.clock.now(),
-        })?;
-        self.log_hot("added", &item)?;
-        Ok(item)
+        self.store.atomically(|| {
+            let item = self.store.add_hot_item(&HotItemDraft {
+                kind,
+                text: text.trim().to_string(),
+                detail: detail.map(strip_reasoning).filter(|d| !d.trim().is_empty()),
+                parent_id,
+                priority: if kind == HotKind::Goal {
+                    Some(priority.unwrap_or_default())
+                } else {
+                    priority
+                },
+                status,
+                agent: self.agent.clone(),
+                created_at: self.clock.now(),
+            })?;
+            self.log_hot("added", &item)?;
+            Ok(item)
+        })
     }
 
     /// Changes an item the caller read at `version`; a stale version is a
@@ -354,11 +356,13 @@ impl<S: Store> Memory<S> {
             agent: Some(self.agent.clone()),
             ..change
         };
-        let item = self
-            .store
-            .update_hot_item(&current.id, version, &change, self.clock.now())?;
-        self.log_hot("updated", &item)?;
-        Ok(item)
+        self.store.atomically(|| {
+            let item =
+                self.store
+                    .update_hot_item(&current.id, version, &change, self.clock.now())?;
+            self.log_hot("updated", &item)?;
+            Ok(item)
+        })
     }
 
     fn log_hot(&self, action: &str, item: &HotItem) -> Result<Operation, StoreError> {
@@ -391,22 +395,35 @@ impl<S: Store> Memory<S> {
     }
 
     /// Records a decision: the ADR in the store, a pinned `decision`
-    /// operation carrying its compact JSON, and a key decision in the hot context.
+    /// operation carrying its compact JSON, and a key decision in the hot
+    /// context, all in one unit of work.
     pub fn decide(&self, d: &NewDecision) -> Result<DecisionRecord, StoreError> {
-        let record = self.store.insert_decision(&self.decision_draft(d)?)?;
-        self.after_decision(&record)?;
-        Ok(record)
+        let draft = self.decision_draft(d)?;
+        self.store.atomically(|| {
+            let record = self.store.insert_decision(&draft)?;
+            self.after_decision(&record)?;
+            Ok(record)
+        })
     }
 
-    /// Replaces `old` with a new decision; both change in one transaction.
+    /// Replaces `old` with a new decision. Both records, the new decision's
+    /// operation and hot item, and the old one's removal from the hot
+    /// context commit together.
     pub fn supersede(
         &self,
         old: &str,
         d: &NewDecision,
     ) -> Result<(DecisionRecord, DecisionRecord), StoreError> {
-        let (old, new) = self
-            .store
-            .supersede_decision(old, &self.decision_draft(d)?)?;
+        let draft = self.decision_draft(d)?;
+        self.store.atomically(|| self.supersede_now(old, &draft))
+    }
+
+    fn supersede_now(
+        &self,
+        old: &str,
+        draft: &DecisionRecord,
+    ) -> Result<(DecisionRecord, DecisionRecord), StoreError> {
+        let (old, new) = self.store.supersede_decision(old, draft)?;
         self.after_decision(&new)?;
         // The replaced decision leaves the hot context; its record stays.
         let stale: Vec<_> = self
@@ -462,7 +479,8 @@ impl<S: Store> Memory<S> {
 }
 
 impl<S: Store> Memory<S> {
-    /// Creates an entity under a parent of an allowed kind, and records it.
+    /// Creates an entity under a parent of an allowed kind, and records it
+    /// in the same unit of work.
     pub fn create_entity(&self, e: &NewEntity) -> Result<Entity, StoreError> {
         let title = e.title.trim();
         if title.is_empty() {
@@ -490,17 +508,19 @@ impl<S: Store> Memory<S> {
                 )));
             }
         }
-        let entity = self.store.create_entity(&EntityDraft {
-            kind: e.kind,
-            title: title.to_string(),
-            description: e.description.clone().filter(|d| !d.trim().is_empty()),
-            priority,
-            parent: e.parent,
-            status: EntityStatus::Pending,
-            at: self.clock.now(),
-        })?;
-        self.log_entity("entity_created", &entity)?;
-        Ok(entity)
+        self.store.atomically(|| {
+            let entity = self.store.create_entity(&EntityDraft {
+                kind: e.kind,
+                title: title.to_string(),
+                description: e.description.clone().filter(|d| !d.trim().is_empty()),
+                priority,
+                parent: e.parent,
+                status: EntityStatus::Pending,
+                at: self.clock.now(),
+            })?;
+            self.log_entity("entity_created", &entity)?;
+            Ok(entity)
+        })
     }
 
     pub fn update_entity(&self, number: u64, change: &EntityChange) -> Result<Entity, StoreError> {
@@ -511,16 +531,20 @@ impl<S: Store> Memory<S> {
                 "priority {p} is out of range: use 1 (most urgent) to 5"
             )));
         }
-        let entity = self.store.update_entity(number, change, self.clock.now())?;
-        self.log_entity("entity_updated", &entity)?;
-        Ok(entity)
+        self.store.atomically(|| {
+            let entity = self.store.update_entity(number, change, self.clock.now())?;
+            self.log_entity("entity_updated", &entity)?;
+            Ok(entity)
+        })
     }
 
     /// Deletes an entity with no live children; its number stays taken.
     pub fn delete_entity(&self, number: u64) -> Result<Entity, StoreError> {
-        let entity = self.store.delete_entity(number, self.clock.now())?;
-        self.log_entity("entity_deleted", &entity)?;
-        Ok(entity)
+        self.store.atomically(|| {
+            let entity = self.store.delete_entity(number, self.clock.now())?;
+            self.log_entity("entity_deleted", &entity)?;
+            Ok(entity)
+        })
     }
 
     /// Recorded so that "what did we just do?" and "add stories to it" can

@@ -172,4 +172,12 @@ pub trait Store:
 {
     /// The project every row of this store belongs to.
     fn project_id(&self) -> &str;
+
+    /// Runs `f` as one unit of work: every write it makes through this store
+    /// commits together when it returns `Ok`, and none does when it fails or
+    /// panics. A row and the operation that records it (an entity and its
+    /// `entity_created`, a decision, its operation and its hot item) must not
+    /// be split by a killed process. Other users of the store wait until the
+    /// unit ends and never see half of it; a unit inside a unit joins it.
+    fn atomically<T>(&self, f: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError>;
 }
