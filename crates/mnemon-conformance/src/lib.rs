@@ -201,6 +201,39 @@ pub fn queries_filter_and_search<S: Store>(fresh: &dyn Fn() -> S) {
         })
         .unwrap();
     assert_eq!(limited.len(), 3);
+    // Counting agrees with reading, filter by filter.
+    let session = m.current_session().unwrap().id;
+    for q in [
+        OperationQuery::default(),
+        OperationQuery {
+            kind: Some("nl_command".into()),
+            ..OperationQuery::default()
+        },
+        OperationQuery {
+            session_id: Some(session.clone()),
+            kind: Some("validation".into()),
+            ..OperationQuery::default()
+        },
+        OperationQuery {
+            session_id: Some("no-such-session".into()),
+            ..OperationQuery::default()
+        },
+        OperationQuery {
+            keywords: Some("bcrypt password".into()),
+            ..OperationQuery::default()
+        },
+        OperationQuery {
+            keywords: Some("\"(*) OR".into()),
+            ..OperationQuery::default()
+        },
+        OperationQuery {
+            limit: Some(3),
+            ..OperationQuery::default()
+        },
+    ] {
+        let read = m.store().operations(&q).unwrap().len() as u64;
+        assert_eq!(m.store().count_operations(&q).unwrap(), read, "{q:?}");
+    }
     m.message(NewMessage {
         role: Role::User,
         content: "Use RS256 for signing".into(),

@@ -171,25 +171,9 @@ impl OperationLog for SqliteStore {
     }
 
     fn operations(&self, q: &OperationQuery) -> Result<Vec<Operation>, StoreError> {
-        let mut sql = format!("SELECT {OP_COLUMNS} FROM operations WHERE project_id = ?");
-        let mut args: Vec<Value> = vec![Value::Text(self.project_id.clone())];
-        if let Some(s) = &q.session_id {
-            sql.push_str(" AND session_id = ?");
-            args.push(Value::Text(s.clone()));
-        }
-        if let Some(k) = &q.kind {
-            sql.push_str(" AND kind = ?");
-            args.push(Value::Text(k.clone()));
-        }
-        if let Some(words) = &q.keywords {
-            let Some(fts) = fts_query(words) else {
-                return Ok(Vec::new());
-            };
-            sql.push_str(
-                " AND seq IN (SELECT rowid FROM operations_fts WHERE operations_fts MATCH ?)",
-            );
-            args.push(Value::Text(fts));
-        }
+        let Some((mut sql, mut args)) = self.operation_filter(OP_COLUMNS, q) else {
+            return Ok(Vec::new());
+        };
         sql.push_str(" ORDER BY seq DESC LIMIT ?");
         args.push(Value::Integer(q.limit.map_or(-1, |l| l as i64)));
         let conn = self.conn();
@@ -197,6 +181,19 @@ impl OperationLog for SqliteStore {
         stmt.query_map(rusqlite::params_from_iter(args), op_from_row)
             .and_then(|rows| rows.collect())
             .map_err(|e| self.err(e))
+    }
+
+    fn count_operations(&self, q: &OperationQuery) -> Result<u64, StoreError> {
+        let Some((sql, args)) = self.operation_filter("count(*)", q) else {
+            return Ok(0);
+        };
+        let n: i64 = self
+            .conn()
+            .prepare_cached(&sql)
+            .and_then(|mut s| s.query_row(rusqlite::params_from_iter(args), |r| r.get(0)))
+            .map_err(|e| self.err(e))?;
+        let n = n as u64;
+        Ok(q.limit.map_or(n, |l| n.min(l as u64)))
     }
 
     fn messages(&self, q: &MessageQuery) -> Result<Vec<Message>, StoreError> {
@@ -243,5 +240,29 @@ impl OperationLog for SqliteStore {
             what: "operation",
             id: id.to_string(),
         })
+    }
+}
+
+impl SqliteStore {
+    /// `SELECT columns FROM operations WHERE ...` for a query's filters, and
+    /// its arguments; `None` when the keywords hold nothing searchable.
+    fn operation_filter(&self, columns: &str, q: &OperationQuery) -> Option<(String, Vec<Value>)> {
+        let mut sql = format!("SELECT {columns} FROM operations WHERE project_id = ?");
+        let mut args: Vec<Value> = vec![Value::Text(self.project_id.clone())];
+        if let Some(s) = &q.session_id {
+            sql.push_str(" AND session_id = ?");
+            args.push(Value::Text(s.clone()));
+        }
+        if let Some(k) = &q.kind {
+            sql.push_str(" AND kind = ?");
+            args.push(Value::Text(k.clone()));
+        }
+        if let Some(words) = &q.keywords {
+            sql.push_str(
+                " AND seq IN (SELECT rowid FROM operations_fts WHERE operations_fts MATCH ?)",
+            );
+            args.push(Value::Text(fts_query(words)?));
+        }
+        Some((sql, args))
     }
 }

@@ -265,8 +265,22 @@ fn questions_are_answered_from_memory() {
     assert!(r.text.contains("Blocked Story #3"), "{}", r.text);
     let r = say(&mut chat, "/context summary");
     assert!(r.text.contains("## Session Summary"), "{}", r.text);
+    // Counted before the status line, which is recorded after its reply.
+    let typed = e
+        .memory()
+        .store()
+        .operations(&OperationQuery::default())
+        .unwrap()
+        .iter()
+        .filter(|o| o.kind == "nl_command" || o.kind == "slash_command")
+        .count();
+    assert!(typed >= 5, "{typed}");
     let r = say(&mut chat, "memory:status");
-    assert!(r.text.contains("turns typed here"), "{}", r.text);
+    assert!(
+        r.text.contains(&format!("({typed} turns typed here)")),
+        "{typed}: {}",
+        r.text
+    );
 }
 
 #[test]

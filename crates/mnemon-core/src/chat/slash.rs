@@ -422,16 +422,7 @@ fn memory_status<S: ChatStore>(chat: &Chat<'_, S>) -> Res {
             "Session {}: {} operations ({} turns typed here), {} messages, {} tokens recorded. Live context: {} / {} tokens ({:.1} %, {}).",
             short(&s.id),
             s.operation_count,
-            memory
-                .store()
-                .operations(&crate::memory::OperationQuery {
-                    session_id: Some(s.id.clone()),
-                    limit: Some(100_000),
-                    ..Default::default()
-                })?
-                .iter()
-                .filter(|o| o.kind == "nl_command" || o.kind == "slash_command")
-                .count(),
+            typed_turns(memory.store(), &s.id)?,
             s.message_count,
             thousands(s.tokens),
             thousands(st.window.used),
@@ -449,6 +440,19 @@ fn memory_status<S: ChatStore>(chat: &Chat<'_, S>) -> Res {
     let mut out = Outcome::answer(text);
     out.summary = Some("Showed memory status.".into());
     Ok(out)
+}
+
+/// Lines typed in the session: commands and slash commands.
+fn typed_turns<S: ChatStore>(store: &S, session: &str) -> Result<u64, StoreError> {
+    let mut n = 0;
+    for kind in ["nl_command", "slash_command"] {
+        n += store.count_operations(&crate::memory::OperationQuery {
+            session_id: Some(session.to_string()),
+            kind: Some(kind.into()),
+            ..Default::default()
+        })?;
+    }
+    Ok(n)
 }
 
 fn clear<S: ChatStore>(chat: &Chat<'_, S>) -> Res {

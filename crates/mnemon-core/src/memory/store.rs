@@ -63,6 +63,9 @@ pub trait OperationLog {
     fn append_message(&self, msg: &MessageDraft) -> Result<Message, StoreError>;
     /// Most recent first.
     fn operations(&self, q: &OperationQuery) -> Result<Vec<Operation>, StoreError>;
+    /// How many operations `operations(q)` would return, without reading
+    /// them: a status line must not read a session's whole log to count it.
+    fn count_operations(&self, q: &OperationQuery) -> Result<u64, StoreError>;
     /// Most recent first.
     fn messages(&self, q: &MessageQuery) -> Result<Vec<Message>, StoreError>;
     fn operation(&self, id: &str) -> Result<Operation, StoreError>;
