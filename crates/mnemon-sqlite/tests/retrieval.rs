@@ -154,7 +154,7 @@ fn mnemon_bm25_agrees_with_sqlite_where_both_run() {
             .split(' ')
             .map(|w| read_word(store, w, last).unwrap())
             .collect();
-        let ours: Vec<String> = score_log(store, HitSource::Operation, &words, 10, None)
+        let ours: Vec<String> = score_log(store, HitSource::Operation, &words, last, 10, None)
             .unwrap()
             .into_iter()
             .map(|h| h.id)
@@ -192,12 +192,15 @@ fn past_read_all_records_stop_once_they_hold_the_budgets_text() {
     let last = last_rows(store).unwrap();
     let words = vec![read_word(store, "deploy", last).unwrap()];
     assert_eq!(words[0].docs(), POSTINGS as u64);
-    let unbounded = score_log(store, HitSource::Operation, &words, 400, None).unwrap();
+    let unbounded = score_log(store, HitSource::Operation, &words, last, 400, None).unwrap();
     assert_eq!(unbounded.len(), 400);
     let counter = OpenAiBpe::new(Encoding::Cl100kBase);
-    let budget = |tokens| Budget {
-        tokens,
-        counter: &counter,
+    let bounded = |tokens| {
+        let budget = Budget {
+            tokens,
+            counter: &counter,
+        };
+        score_log(store, HitSource::Operation, &words, last, 400, Some(budget)).unwrap()
     };
     // Records are read in batches of 64 until they hold a quarter more
     // text than the budget shows.
@@ -206,23 +209,9 @@ fn past_read_all_records_stop_once_they_hold_the_budgets_text() {
         let records = (tokens * 5 / 4).div_ceil(each) as usize;
         records.div_ceil(64) * 64
     };
-    let small = score_log(
-        store,
-        HitSource::Operation,
-        &words,
-        400,
-        Some(budget(1_000)),
-    )
-    .unwrap();
+    let small = bounded(1_000);
     assert_eq!(small.len(), read_for(1_000), "{each} tokens a record");
-    let larger = score_log(
-        store,
-        HitSource::Operation,
-        &words,
-        400,
-        Some(budget(4_000)),
-    )
-    .unwrap();
+    let larger = bounded(4_000);
     assert_eq!(larger.len(), read_for(4_000).min(400));
     assert!(small.len() < larger.len() && larger.len() < unbounded.len());
     // What is read is still the best: the bounded list is the unbounded

@@ -94,13 +94,15 @@ pub fn read_word<S: SearchStore + ?Sized>(
 }
 
 /// The best `depth` records of `source` for `words`, with `bm25` set as
-/// SQLite's would be: lower (more negative) is better. Past [`READ_ALL`]
-/// matches, records stop being read once they hold a quarter more text
-/// than `budget` could show.
+/// SQLite's would be: lower (more negative) is better. `last` is what
+/// [`last_rows`] gave when the words were read. Past [`READ_ALL`] matches,
+/// records stop being read once they hold a quarter more text than
+/// `budget` could show.
 pub fn score_log<S: SearchStore + ?Sized>(
     store: &S,
     source: HitSource,
     words: &[Word],
+    last: [u64; 2],
     depth: usize,
     budget: Option<Budget<'_>>,
 ) -> Result<Vec<Hit>, StoreError> {
@@ -108,7 +110,7 @@ pub fn score_log<S: SearchStore + ?Sized>(
         .iter()
         .position(|s| *s == source)
         .expect("scored from postings only for a log index");
-    let last = store.last_row(source)?;
+    let last = last[log];
     // A record's words are kept as a bit set.
     let words = &words[..words.len().min(64)];
     // Which words each record contains, and their summed IDF.

@@ -259,23 +259,16 @@ pub fn retrieve<S: SearchStore + ?Sized>(
     let depth = (limit + limit / 4).max(50);
     let last = last_rows(store)?;
     let rows: u64 = last.iter().sum();
-    let share = |w: &Word| {
-        // Small stores are cheap to search whole, and a share of a few
-        // records means little.
-        if rows < COMMON_FROM {
-            0.0
-        } else {
-            w.docs() as f64 / rows as f64
-        }
-    };
-    // Words of four letters or more match as prefixes, a cheap stand-in for
-    // stemming ("live" finds "lives", "adopt" finds "adopted").
+    // Small stores are cheap to search whole, and a share of a few records
+    // means little.
     let is_common = |docs: u64| rows >= COMMON_FROM && docs as f64 / rows as f64 > COMMON;
     // Words already known to be common are not read again, unless every
     // word is.
     let mut words: Vec<Word> = Vec::new();
     let mut known_common: Vec<(String, u64)> = Vec::new();
     for t in &q {
+        // Words of four letters or more match as prefixes, a cheap stand-in
+        // for stemming ("live" finds "lives", "adopt" finds "adopted").
         let w = if t.chars().count() >= 4 {
             format!("{t}*")
         } else {
@@ -295,7 +288,7 @@ pub fn retrieve<S: SearchStore + ?Sized>(
     // Keep the selective words; if none is, the rarest one.
     let mut keep: Vec<Word> = words
         .iter()
-        .filter(|w| share(w) <= COMMON)
+        .filter(|w| !is_common(w.docs()))
         .cloned()
         .collect();
     if keep.is_empty() {
@@ -308,7 +301,7 @@ pub fn retrieve<S: SearchStore + ?Sized>(
             (None, None) => {}
         }
     }
-    let mut ranked = rank(gather(store, &keep, depth, budget)?);
+    let mut ranked = rank(gather(store, &keep, last, depth, budget)?);
     let mut extra: Vec<String> = Vec::new();
     for r in ranked.iter().take(EXPANSION_HITS) {
         for lower in names_in(&r.hit.text) {
@@ -338,7 +331,7 @@ pub fn retrieve<S: SearchStore + ?Sized>(
             &mut ranked,
             // Only a bridge record, found by both rounds, gains from the
             // second; the best few of its matches are enough.
-            rank(gather(store, &names, depth, budget)?),
+            rank(gather(store, &names, last, depth, budget)?),
             0.5,
             true,
         );
@@ -352,13 +345,14 @@ pub fn retrieve<S: SearchStore + ?Sized>(
 fn gather<S: SearchStore + ?Sized>(
     store: &S,
     words: &[Word],
+    last: [u64; 2],
     depth: usize,
     budget: Option<Budget<'_>>,
 ) -> Result<Vec<Hit>, StoreError> {
     let all: Vec<&str> = words.iter().map(|w| w.word.as_str()).collect();
     let mut hits = store.search(&all.join(" "), depth, &SMALL_SOURCES)?;
     for source in LOG_SOURCES {
-        hits.extend(score_log(store, source, words, depth, budget)?);
+        hits.extend(score_log(store, source, words, last, depth, budget)?);
     }
     Ok(hits)
 }

@@ -431,20 +431,14 @@ impl<'e, S: ChatStore> Chat<'e, S> {
                         p.label()
                     )));
                 }
-                // "add 3 stories: a, b and c" makes all three or none.
-                let created = memory.store().atomically(|| {
-                    titles
-                        .iter()
-                        .map(|title| {
-                            memory.create_entity(&NewEntity {
-                                kind: *kind,
-                                title: title.clone(),
-                                description: None,
-                                priority: *priority,
-                                parent: parent.as_ref().map(|p| p.number),
-                            })
-                        })
-                        .collect::<Result<Vec<_>, _>>()
+                let created = all_or_none(memory, titles, |title| {
+                    memory.create_entity(&NewEntity {
+                        kind: *kind,
+                        title: title.clone(),
+                        description: None,
+                        priority: *priority,
+                        parent: parent.as_ref().map(|p| p.number),
+                    })
                 })?;
                 let under = parent
                     .as_ref()
@@ -477,7 +471,8 @@ impl<'e, S: ChatStore> Chat<'e, S> {
                     Field::Description(_) => "Updated the description of".into(),
                     Field::Priority(p) => format!("Set priority {p} on"),
                 };
-                let changed = change_all(memory, &found, &change)?;
+                let changed =
+                    all_or_none(memory, &found, |e| memory.update_entity(e.number, &change))?;
                 Ok(Outcome::done(
                     format!("{what} {}.", labels(&changed)),
                     changed,
@@ -489,7 +484,8 @@ impl<'e, S: ChatStore> Chat<'e, S> {
                     status: Some(*status),
                     ..EntityChange::default()
                 };
-                let changed = change_all(memory, &found, &change)?;
+                let changed =
+                    all_or_none(memory, &found, |e| memory.update_entity(e.number, &change))?;
                 let verb = match status {
                     crate::memory::EntityStatus::InProgress => "Started",
                     crate::memory::EntityStatus::Completed => "Completed",
@@ -503,12 +499,7 @@ impl<'e, S: ChatStore> Chat<'e, S> {
             }
             Command::Delete { target } => {
                 let found = self.resolve(target, &[], true, Slot::Target, &forced)?;
-                let deleted = memory.store().atomically(|| {
-                    found
-                        .iter()
-                        .map(|e| memory.delete_entity(e.number))
-                        .collect::<Result<Vec<_>, _>>()
-                })?;
+                let deleted = all_or_none(memory, &found, |e| memory.delete_entity(e.number))?;
                 Ok(Outcome::done(
                     format!(
                         "Deleted {}. Its number stays taken; the log keeps its history.",
@@ -570,20 +561,17 @@ impl<'e, S: ChatStore> Chat<'e, S> {
     }
 }
 
-/// Applies `change` to every entity, all in one unit of work: one refused
-/// change (a completed story cannot be blocked) refuses the command, and
-/// none of the others stays changed.
-fn change_all<S: ChatStore>(
+/// Runs `write` for every item in one unit of work: a command on several
+/// entities ("add 3 stories: a, b and c", "block them") changes all of them
+/// or, when one is refused or fails, none.
+fn all_or_none<S: ChatStore, T>(
     memory: &crate::memory::Memory<S>,
-    found: &[Entity],
-    change: &EntityChange,
+    items: &[T],
+    write: impl Fn(&T) -> Result<Entity, crate::memory::StoreError>,
 ) -> Result<Vec<Entity>, crate::memory::StoreError> {
-    memory.store().atomically(|| {
-        found
-            .iter()
-            .map(|e| memory.update_entity(e.number, change))
-            .collect()
-    })
+    memory
+        .store()
+        .atomically(|| items.iter().map(&write).collect())
 }
 
 fn bare(kind: ReplyKind, text: String) -> Outcome {
