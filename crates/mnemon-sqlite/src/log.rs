@@ -197,19 +197,15 @@ impl OperationLog for SqliteStore {
     }
 
     fn messages(&self, q: &MessageQuery) -> Result<Vec<Message>, StoreError> {
-        let mut sql = format!("SELECT {MSG_COLUMNS} FROM messages WHERE project_id = ?");
-        let mut args: Vec<Value> = vec![Value::Text(self.project_id.clone())];
-        if let Some(s) = &q.session_id {
-            sql.push_str(" AND session_id = ?");
-            args.push(Value::Text(s.clone()));
-        }
-        if let Some(words) = &q.keywords {
-            let Some(fts) = fts_query(words) else {
-                return Ok(Vec::new());
-            };
-            sql.push_str(" AND seq IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?)");
-            args.push(Value::Text(fts));
-        }
+        let filter = LogFilter {
+            table: "messages",
+            session_id: q.session_id.as_ref(),
+            kind: None,
+            keywords: q.keywords.as_ref(),
+        };
+        let Some((mut sql, mut args)) = self.log_filter(MSG_COLUMNS, filter) else {
+            return Ok(Vec::new());
+        };
         sql.push_str(" ORDER BY seq DESC LIMIT ?");
         args.push(Value::Integer(q.limit.map_or(-1, |l| l as i64)));
         let conn = self.conn();
@@ -243,26 +239,47 @@ impl OperationLog for SqliteStore {
     }
 }
 
+/// The filters both logs' queries share.
+struct LogFilter<'q> {
+    table: &'static str,
+    session_id: Option<&'q String>,
+    kind: Option<&'q String>,
+    keywords: Option<&'q String>,
+}
+
 impl SqliteStore {
-    /// `SELECT columns FROM operations WHERE ...` for a query's filters, and
-    /// its arguments; `None` when the keywords hold nothing searchable.
-    fn operation_filter(&self, columns: &str, q: &OperationQuery) -> Option<(String, Vec<Value>)> {
-        let mut sql = format!("SELECT {columns} FROM operations WHERE project_id = ?");
+    /// `SELECT columns FROM table WHERE ...` for a query's filters, and its
+    /// arguments; `None` when the keywords hold nothing searchable.
+    fn log_filter(&self, columns: &str, f: LogFilter<'_>) -> Option<(String, Vec<Value>)> {
+        let table = f.table;
+        let mut sql = format!("SELECT {columns} FROM {table} WHERE project_id = ?");
         let mut args: Vec<Value> = vec![Value::Text(self.project_id.clone())];
-        if let Some(s) = &q.session_id {
+        if let Some(s) = f.session_id {
             sql.push_str(" AND session_id = ?");
             args.push(Value::Text(s.clone()));
         }
-        if let Some(k) = &q.kind {
+        if let Some(k) = f.kind {
             sql.push_str(" AND kind = ?");
             args.push(Value::Text(k.clone()));
         }
-        if let Some(words) = &q.keywords {
-            sql.push_str(
-                " AND seq IN (SELECT rowid FROM operations_fts WHERE operations_fts MATCH ?)",
-            );
+        if let Some(words) = f.keywords {
+            sql.push_str(&format!(
+                " AND seq IN (SELECT rowid FROM {table}_fts WHERE {table}_fts MATCH ?)"
+            ));
             args.push(Value::Text(fts_query(words)?));
         }
         Some((sql, args))
+    }
+
+    fn operation_filter(&self, columns: &str, q: &OperationQuery) -> Option<(String, Vec<Value>)> {
+        self.log_filter(
+            columns,
+            LogFilter {
+                table: "operations",
+                session_id: q.session_id.as_ref(),
+                kind: q.kind.as_ref(),
+                keywords: q.keywords.as_ref(),
+            },
+        )
     }
 }
