@@ -1,10 +1,11 @@
-//! The `mnemon` binary: parses the command line, does the IO mnemon-core
-//! leaves to callers, and prints. Exit codes: 0 success, 1 an error in
-//! input, configuration or the environment, 2 a usage error (from clap).
+//! The `mnemon` binary: parses the command line, calls the `mnemon`
+//! library, and prints. Exit codes: 0 success, 1 an error in input,
+//! configuration or the environment, 2 a usage error (from clap), 3 a
+//! storage or filesystem failure (nothing was written), 4 a conflict with
+//! another writer (nothing was written; read again and retry).
 
 mod cli;
 mod commands;
-mod files;
 mod output;
 mod project;
 
@@ -58,7 +59,15 @@ fn main() -> ExitCode {
         Err(e) => {
             let style = anstyle::AnsiColor::Red.on_default().bold();
             anstream::eprintln!("{style}error:{style:#} {e:#}");
-            ExitCode::FAILURE
+            ExitCode::from(exit_code(&e))
         }
     }
+}
+
+/// The exit code for an error: the library's class when it is one of its
+/// errors, else 1 (input, configuration or environment).
+fn exit_code(e: &anyhow::Error) -> u8 {
+    e.chain()
+        .find_map(|c| c.downcast_ref::<mnemon::Error>())
+        .map_or(1, |m| m.class().exit_code())
 }

@@ -90,7 +90,7 @@ fn hot_context_commands_and_conflicts() {
         ],
     );
     let stale = mnemon(d, &["goal", "complete", id, "--if-version", "1"]);
-    assert_eq!(stale.status.code(), Some(1));
+    assert_eq!(stale.status.code(), Some(4), "a conflict exits 4");
     let err = String::from_utf8_lossy(&stale.stderr);
     assert!(err.contains("is at version 2, not 1"), "{err}");
     insta::assert_snapshot!(ok(d, &["hot"]), @r"

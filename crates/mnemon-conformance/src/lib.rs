@@ -5,6 +5,10 @@
 //! [`run_all`] (and its process-level durability tests, which are specific
 //! to how that backend runs).
 
+mod full;
+
+pub use full::{Backend, run_full};
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 

@@ -151,6 +151,34 @@ pub fn resolve(config: &Config, model_override: Option<&str>) -> Result<Setup, S
     })
 }
 
+impl Setup {
+    /// The engine's settings: this setup's window, profile and model, and
+    /// the configuration's versions, optimizer thresholds, checkpoint
+    /// switches and compression ratio.
+    pub fn engine_config(&self, config: &Config) -> crate::engine::EngineConfig {
+        let model = self
+            .model
+            .as_ref()
+            .map_or_else(|| "default".to_string(), |m| m.id.clone());
+        let mut cfg =
+            crate::engine::EngineConfig::new(self.window.clone(), self.profile.clone(), &model);
+        cfg.keep_versions = config.episodic.keep_versions;
+        cfg.optimizer = config.optimization.thresholds(&cfg.profile);
+        let c = &config.checkpoint;
+        cfg.checkpoints = crate::engine::CheckpointTriggers {
+            threshold: c.threshold_based,
+            time: c.time_based,
+            operations: c.operation_count_based,
+            phase: c.phase_completion,
+            session_end: c.session_end,
+            manual: c.manual,
+        };
+        cfg.compression_ratio_ppm =
+            (config.session.compression_target_ratio * 1_000_000.0).round() as u64;
+        cfg
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

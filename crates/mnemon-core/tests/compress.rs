@@ -89,7 +89,7 @@ proptest! {
     fn output_fits_and_traces_to_inputs(items in items(), target in 0u64..1_500) {
         let c = counter();
         let pinned = pinned_tokens(&items, &c);
-        match Extractive.summarize(&items, target, &c) {
+        match Extractive::default().summarize(&items, target, &c) {
             Ok(sum) => {
                 prop_assert!(pinned <= target);
                 prop_assert_eq!(sum.tokens, c.count(&sum.text) as u64);
@@ -133,7 +133,7 @@ proptest! {
     #[test]
     fn compress_within_never_exceeds_and_names_what_it_left_out(items in items(), target in 0u64..400) {
         let c = counter();
-        let sum = compress_within(&Extractive, &items, target, &c).unwrap();
+        let sum = compress_within(&Extractive::default(), &items, target, &c).unwrap();
         prop_assert!(sum.tokens <= target);
         prop_assert_eq!(sum.tokens, c.count(&sum.text) as u64);
         let pinned = items.iter().filter(|i| i.pinned).count();
@@ -144,8 +144,8 @@ proptest! {
     #[test]
     fn same_input_same_summary(items in items(), target in 50u64..600) {
         let c = counter();
-        let a = Extractive.summarize(&items, target, &c);
-        let b = Extractive.summarize(&items, target, &c);
+        let a = Extractive::default().summarize(&items, target, &c);
+        let b = Extractive::default().summarize(&items, target, &c);
         prop_assert_eq!(a, b);
     }
 }
@@ -164,7 +164,7 @@ fn hierarchy_halves_each_level() {
             importance: 0.5,
         })
         .collect();
-    let levels = hierarchical(&Extractive, &items, 3, &c).unwrap();
+    let levels = hierarchical(&Extractive::default(), &items, 3, &c).unwrap();
     assert_eq!(levels.len(), 3);
     let input = verbatim_tokens(&items, &c);
     assert!(levels[0].tokens <= input / 2);
@@ -193,7 +193,7 @@ fn near_duplicates_are_removed() {
             importance: 0.5,
         })
         .collect();
-    let sum = Extractive.summarize(&items, 1_000, &c).unwrap();
+    let sum = Extractive::default().summarize(&items, 1_000, &c).unwrap();
     assert_eq!(sum.lines.len(), 1);
     assert_eq!(sum.audit.duplicates_removed, 9);
     assert_eq!(sum.audit.dropped.len(), 9);

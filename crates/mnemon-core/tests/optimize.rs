@@ -71,7 +71,7 @@ fn input<'a>(ops: &'a [Operation], phase: Option<Phase>, p: &ProfileParams) -> O
 }
 
 fn run(i: &OptimizeInput<'_>) -> OptimizePlan {
-    plan(i, &Extractive, &counter()).expect("plan")
+    plan(i, &Extractive::default(), &counter()).expect("plan")
 }
 
 fn saved(p: &OptimizePlan, t: Technique) -> u64 {

@@ -188,7 +188,11 @@ fn main() {
     let mut out = None;
     for _ in 0..runs {
         let t = Instant::now();
-        out = Some(Extractive.summarize(&items, input / 2, &counter).unwrap());
+        out = Some(
+            Extractive::default()
+                .summarize(&items, input / 2, &counter)
+                .unwrap(),
+        );
         times.push(t.elapsed());
     }
     let out = out.unwrap();

@@ -3,7 +3,7 @@
 
 use mnemon_core::engine::{
     Calibration, CompactionRecord, EngineCommit, EngineState, EngineStore, LiveTotals,
-    STATE_CONFLICT, StoredCheckpoint,
+    StoredCheckpoint,
 };
 use mnemon_core::memory::{HotItem, Message, Operation, Priority, StoreError, Timestamp};
 use mnemon_core::optimize::{Artifact, Substitution};
@@ -298,10 +298,9 @@ impl EngineStore for SqliteStore {
                 }
                 .map_err(|e| self.err(e))?;
                 if changed == 0 {
-                    return Err(StoreError::Invalid(format!(
-                        "{STATE_CONFLICT} for agent `{}`",
-                        st.agent
-                    )));
+                    return Err(StoreError::StateConflict {
+                        agent: st.agent.clone(),
+                    });
                 }
             }
             if let Some((model, cal)) = &c.calibration {

@@ -26,7 +26,7 @@ mod unit;
 
 use std::ops::{Deref, DerefMut};
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use mnemon_core::memory::{Store, StoreError};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
@@ -39,11 +39,16 @@ use error::map_err;
 const BUSY_TIMEOUT_MS: u64 = 30_000;
 
 /// The SQLite store of one project.
-#[derive(Debug)]
+///
+/// A clone shares the connection (and its units of work) with the
+/// original: that is how several engines of one process, one per agent,
+/// share an in-memory project. File-backed callers that want reads in
+/// parallel open the file again instead.
+#[derive(Debug, Clone)]
 pub struct SqliteStore {
-    conn: Mutex<Connection>,
+    conn: Arc<Mutex<Connection>>,
     /// Held for every call, and across a unit of work (`Store::atomically`).
-    gate: unit::Gate,
+    gate: Arc<unit::Gate>,
     project_id: String,
     path: String,
 }
@@ -71,8 +76,8 @@ impl SqliteStore {
         let project_id = migrate::migrate(&conn, &shown)?;
         tune(&conn, &shown)?;
         Ok(SqliteStore {
-            conn: Mutex::new(conn),
-            gate: unit::Gate::default(),
+            conn: Arc::new(Mutex::new(conn)),
+            gate: Arc::default(),
             project_id,
             path: shown,
         })
@@ -86,8 +91,8 @@ impl SqliteStore {
         let project_id = migrate::migrate(&conn, ":memory:")?;
         tune(&conn, ":memory:")?;
         Ok(SqliteStore {
-            conn: Mutex::new(conn),
-            gate: unit::Gate::default(),
+            conn: Arc::new(Mutex::new(conn)),
+            gate: Arc::default(),
             project_id,
             path: ":memory:".into(),
         })

@@ -87,39 +87,88 @@ pub(crate) fn check_ours(conn: &Connection, path: &str) -> Result<(), StoreError
 }
 
 /// Brings the database to [`LATEST_SCHEMA`] and returns its project id.
+///
+/// Every pending migration runs in one exclusive transaction that reads the
+/// schema version only once it holds the write lock: processes opening a
+/// new project together queue on the lock (the busy timeout), and each
+/// finds the work of the one before it done instead of creating the same
+/// tables again. A migration that fails leaves the file as it was.
 pub(crate) fn migrate(conn: &Connection, path: &str) -> Result<String, StoreError> {
     let e = |err| map_err(path, err);
     check_ours(conn, path)?;
-    conn.execute_batch(
-        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT;",
-    )
-    .map_err(e)?;
-    let current: i64 = conn
-        .query_row(
-            "SELECT coalesce(max(version), 0) FROM schema_migrations",
-            [],
-            |r| r.get(0),
+    if let Some(id) = up_to_date(conn).map_err(e)? {
+        return Ok(id);
+    }
+    conn.execute_batch("BEGIN EXCLUSIVE").map_err(e)?;
+    let result = (|| -> Result<String, StoreError> {
+        // Another process may have migrated while this one waited.
+        check_ours(conn, path)?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT;",
         )
         .map_err(e)?;
-    for (version, name, sql) in MIGRATIONS.iter().filter(|(v, _, _)| *v > current) {
-        let tx = conn.unchecked_transaction().map_err(e)?;
-        tx.execute_batch(sql).map_err(e)?;
-        tx.execute(
-            "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?1, ?2, unixepoch('subsec') * 1000)",
-            rusqlite::params![version, name],
-        )
-        .map_err(e)?;
-        if *version == 1 {
-            tx.execute(
-                "INSERT INTO meta (key, value) VALUES ('project_id', ?1)",
-                [crate::new_id()],
+        let current: i64 = conn
+            .query_row(
+                "SELECT coalesce(max(version), 0) FROM schema_migrations",
+                [],
+                |r| r.get(0),
             )
             .map_err(e)?;
+        for (version, name, sql) in MIGRATIONS.iter().filter(|(v, _, _)| *v > current) {
+            conn.execute_batch(sql).map_err(e)?;
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?1, ?2, unixepoch('subsec') * 1000)",
+                rusqlite::params![version, name],
+            )
+            .map_err(e)?;
+            if *version == 1 {
+                conn.execute(
+                    "INSERT INTO meta (key, value) VALUES ('project_id', ?1)",
+                    [crate::new_id()],
+                )
+                .map_err(e)?;
+            }
         }
-        tx.commit().map_err(e)?;
+        conn.query_row("SELECT value FROM meta WHERE key = 'project_id'", [], |r| {
+            r.get(0)
+        })
+        .map_err(e)
+    })();
+    match result {
+        Ok(id) => {
+            conn.execute_batch("COMMIT").map_err(e)?;
+            Ok(id)
+        }
+        Err(err) => {
+            // Nothing of a failed migration stays; the rollback's own
+            // failure would only mean the connection already rolled back.
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(err)
+        }
+    }
+}
+
+/// The project id when the schema is already current, read without a
+/// write lock so that opening a migrated project never waits on writers.
+fn up_to_date(conn: &Connection) -> rusqlite::Result<Option<String>> {
+    let has_table: bool = conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'",
+        [],
+        |r| r.get::<_, i64>(0).map(|n| n > 0),
+    )?;
+    if !has_table {
+        return Ok(None);
+    }
+    let current: i64 = conn.query_row(
+        "SELECT coalesce(max(version), 0) FROM schema_migrations",
+        [],
+        |r| r.get(0),
+    )?;
+    if current < LATEST_SCHEMA {
+        return Ok(None);
     }
     conn.query_row("SELECT value FROM meta WHERE key = 'project_id'", [], |r| {
         r.get(0)
     })
-    .map_err(e)
+    .map(Some)
 }

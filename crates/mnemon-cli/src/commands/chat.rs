@@ -6,21 +6,21 @@
 use std::io::{BufRead, IsTerminal};
 
 use anyhow::{Context, Result};
-use mnemon_core::chat::{Chat, Reply, ReplyKind};
-use mnemon_core::engine::{EngineEvent, EngineStatus};
+use mnemon::{ChatReply, ChatSession};
+use mnemon_core::chat::ReplyKind;
+use mnemon_core::engine::EngineStatus;
 use rustyline::error::ReadlineError;
 
 use crate::cli::{ChatArgs, Global};
 use crate::output::{BOLD, DIM, thousands, zone_style};
-use crate::project::{Project, ProjectEngine};
+use crate::project::Project;
 
 const PROMPT: &str = "mnemon> ";
 const HISTORY: &str = "chat_history";
 
 pub fn run(g: &Global, a: &ChatArgs) -> Result<()> {
     let project = Project::find(g.dir.as_deref())?;
-    let engine = project.engine(a.agent.agent.as_deref())?;
-    let mut chat = Chat::new(&engine);
+    let mut chat = project.open(a.agent.agent.as_deref())?.chat()?;
     let interactive = a.script.is_none() && std::io::stdin().is_terminal();
     if interactive {
         return repl(g, a, &project, &mut chat);
@@ -47,27 +47,19 @@ pub fn run(g: &Global, a: &ChatArgs) -> Result<()> {
             anstream::println!("{BOLD}>{BOLD:#} {trimmed}");
         }
         let reply = chat.handle(trimmed)?;
-        after(&project, &engine, &reply)?;
         show(g, &reply, true);
-        if reply.kind == ReplyKind::Ended {
+        if reply.reply.kind == ReplyKind::Ended {
             return Ok(());
         }
     }
     if !a.keep_session {
         let reply = chat.end()?;
-        after(&project, &engine, &reply)?;
         show(g, &reply, true);
     }
     Ok(())
 }
 
-fn repl(
-    g: &Global,
-    a: &ChatArgs,
-    project: &Project,
-    chat: &mut Chat<'_, crate::project::ProjectStore>,
-) -> Result<()> {
-    let engine = chat.engine();
+fn repl(g: &Global, a: &ChatArgs, project: &Project, chat: &mut ChatSession) -> Result<()> {
     let mut rl =
         rustyline::DefaultEditor::new().context("cannot set up line editing on this terminal")?;
     let history = project.dir.as_ref().map(|d| d.join(HISTORY));
@@ -75,7 +67,7 @@ fn repl(
         // A missing history file is the normal first run.
         let _ = rl.load_history(h);
     }
-    let st = engine.status()?;
+    let st = chat.engine().status()?;
     anstream::println!(
         "{BOLD}mnemon chat{BOLD:#} · {} · window {} tokens · agent {}\n{DIM}Type commands in your own words (\"create an epic for user authentication\"), /help for everything, Ctrl-D or Ctrl-C to end the session.{DIM:#}",
         st.model,
@@ -104,16 +96,14 @@ fn repl(
                         continue;
                     }
                 };
-                after(project, engine, &reply)?;
                 show(g, &reply, false);
-                if reply.kind == ReplyKind::Ended {
+                if reply.reply.kind == ReplyKind::Ended {
                     break;
                 }
             }
             Err(ReadlineError::Interrupted | ReadlineError::Eof) => {
                 if !a.keep_session {
                     let reply = chat.end()?;
-                    after(project, engine, &reply)?;
                     show(g, &reply, false);
                 }
                 break;
@@ -128,29 +118,9 @@ fn repl(
     Ok(())
 }
 
-/// Writes what a reply changed: checkpoint files, artifacts, decision
-/// records, session logs and the episodic documents.
-fn after(project: &Project, e: &ProjectEngine, reply: &Reply) -> Result<()> {
-    let m = e.memory();
-    crate::files::write_checkpoints(project, m, &reply.checkpoints)?;
-    for ev in &reply.events {
-        if let EngineEvent::Optimized { artifacts, .. } = ev {
-            crate::files::write_artifacts(project, m, Some(artifacts))?;
-        }
-    }
-    for d in &reply.decisions {
-        crate::commands::decision::write_file(project, d)?;
-    }
-    for s in &reply.sessions {
-        crate::files::write_session(project, m, s)?;
-    }
-    if reply.recorded.is_some() || !reply.sessions.is_empty() || reply.kind == ReplyKind::Ended {
-        crate::files::refresh_views(project, m)?;
-    }
-    Ok(())
-}
-
-fn show(g: &Global, reply: &Reply, scripted: bool) {
+fn show(g: &Global, reply: &ChatReply, scripted: bool) {
+    crate::commands::checkpoint::warnings(&reply.warnings);
+    let reply = &reply.reply;
     if g.json {
         match serde_json::to_string(reply) {
             Ok(s) => anstream::println!("{s}"),

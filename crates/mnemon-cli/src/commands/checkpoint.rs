@@ -1,31 +1,30 @@
 //! `mnemon checkpoint`, `compact`, `refresh`, `report-usage`, and the
 //! notices every engine-driven command prints.
 
-use std::path::Path;
-
-use anyhow::{Context, Result};
-use mnemon_core::engine::{Checkpoint, EngineEvent, EngineStatus, EngineStore, Outcome};
+use anyhow::Result;
+use mnemon::Written;
+use mnemon_core::engine::{Checkpoint, EngineEvent, EngineStatus};
 
 use crate::cli::{AgentArg, CheckpointCommand, CompactArgs, Global, ReportUsageArgs};
 use crate::output::{BOLD, DIM, WARN, json, thousands, zone_style};
-use crate::project::{Project, ProjectEngine};
+use crate::project::Project;
 
-/// After an engine write: checkpoint files and views, then one line per
-/// thing the engine did on its own (on stderr, so stdout stays the result).
-pub fn after<T>(project: &Project, e: &ProjectEngine, g: &Global, out: &Outcome<T>) -> Result<()> {
-    crate::files::write_checkpoints(project, e.memory(), &out.checkpoints)?;
-    for ev in &out.events {
-        if let EngineEvent::Optimized { artifacts, .. } = ev {
-            crate::files::write_artifacts(project, e.memory(), Some(artifacts))?;
-        }
-    }
-    crate::files::refresh_views(project, e.memory())?;
+/// After a write: one line per thing the engine did on its own, and any
+/// warning from after the commit (on stderr, so stdout stays the result).
+/// The write is durable whatever these say.
+pub fn after<T>(g: &Global, out: &Written<T>) {
     if !g.json {
         for ev in &out.events {
             anstream::eprintln!("{}", notice(ev));
         }
     }
-    Ok(())
+    warnings(&out.warnings);
+}
+
+pub fn warnings(warnings: &[String]) {
+    for w in warnings {
+        anstream::eprintln!("{WARN}warning:{WARN:#} {w}");
+    }
 }
 
 pub fn notice(ev: &EngineEvent) -> String {
@@ -115,18 +114,16 @@ pub fn run(g: &Global, c: &CheckpointCommand) -> Result<()> {
     let project = Project::find(g.dir.as_deref())?;
     match c {
         CheckpointCommand::Create { trigger, agent } => {
-            let e = project.engine(agent.agent.as_deref())?;
-            let cp = e.checkpoint(trigger)?;
-            crate::files::write_checkpoints(&project, e.memory(), std::slice::from_ref(&cp))?;
+            let out = project.open(agent.agent.as_deref())?.checkpoint(trigger)?;
+            warnings(&out.warnings);
             if g.json {
-                return json(&cp);
+                return json(&out.value);
             }
-            show(&cp);
+            show(&out.value);
             Ok(())
         }
         CheckpointCommand::List { limit } => {
-            let e = project.engine(None)?;
-            let cps = e.memory().store().checkpoints(*limit)?;
+            let cps = project.open(None)?.checkpoints(*limit)?;
             let parsed: Vec<Checkpoint> = cps
                 .iter()
                 .filter_map(|c| Checkpoint::from_json(&c.json, &c.id).ok())
@@ -156,8 +153,7 @@ pub fn run(g: &Global, c: &CheckpointCommand) -> Result<()> {
             Ok(())
         }
         CheckpointCommand::Show { id } => {
-            let e = project.engine(None)?;
-            let stored = e.memory().store().checkpoint(id)?;
+            let stored = project.open(None)?.stored_checkpoint(id)?;
             if g.json {
                 anstream::println!("{}", stored.json);
                 return Ok(());
@@ -166,13 +162,14 @@ pub fn run(g: &Global, c: &CheckpointCommand) -> Result<()> {
             Ok(())
         }
         CheckpointCommand::Resume { id, agent } => {
-            let e = project.engine(agent.agent.as_deref())?;
-            let (text, source) = read_checkpoint(&project, &e, id)?;
-            let cp = Checkpoint::from_json(&text, &source)?;
-            let r = e.resume(&cp)?;
-            crate::files::refresh_views(&project, e.memory())?;
+            let m = project.open(agent.agent.as_deref())?;
+            let source = m.checkpoint_source(id)?;
+            let cp = Checkpoint::from_json(&source.json, &source.name)?;
+            let out = m.resume(id)?;
+            warnings(&out.warnings);
+            let r = &out.value;
             if g.json {
-                return json(&serde_json::json!({"resumed": r, "status": e.status()?}));
+                return json(&serde_json::json!({"resumed": r, "status": out.status}));
             }
             anstream::println!(
                 "{BOLD}resumed{BOLD:#} {}: {} operations in working memory, {} hot items restored, {} removed",
@@ -181,7 +178,7 @@ pub fn run(g: &Global, c: &CheckpointCommand) -> Result<()> {
                 r.hot_items_restored,
                 r.hot_items_removed
             );
-            print_status_line(&e.status()?);
+            print_status_line(&out.status);
             let ri = &cp.resume_instructions;
             if let Some(t) = &ri.next_task {
                 anstream::println!("{BOLD}next task{BOLD:#}  {t}");
@@ -195,27 +192,6 @@ pub fn run(g: &Global, c: &CheckpointCommand) -> Result<()> {
             Ok(())
         }
     }
-}
-
-/// The checkpoint's file if there is one (so a damaged or edited file is
-/// refused), else the database's copy. `id` may also be a path.
-fn read_checkpoint(project: &Project, e: &ProjectEngine, id: &str) -> Result<(String, String)> {
-    let as_path = Path::new(id);
-    if id.ends_with(".json") && as_path.exists() {
-        let text = std::fs::read_to_string(as_path)
-            .with_context(|| format!("cannot read {}", as_path.display()))?;
-        return Ok((text, as_path.display().to_string()));
-    }
-    if let Some(dir) = &project.dir {
-        let file = dir.join("checkpoints").join(format!("{id}.json"));
-        if file.exists() {
-            let text = std::fs::read_to_string(&file)
-                .with_context(|| format!("cannot read {}", file.display()))?;
-            return Ok((text, crate::project::display_path(&file)));
-        }
-    }
-    let stored = e.memory().store().checkpoint(id)?;
-    Ok((stored.json, id.to_string()))
 }
 
 fn show(cp: &Checkpoint) {
@@ -279,14 +255,12 @@ pub fn print_status_line(s: &EngineStatus) {
 }
 
 pub fn compact(g: &Global, a: &CompactArgs) -> Result<()> {
-    let project = Project::find(g.dir.as_deref())?;
-    let e = project.engine(a.agent.agent.as_deref())?;
-    let c = e.compact(a.dry_run)?;
-    if !a.dry_run {
-        crate::files::refresh_views(&project, e.memory())?;
-    }
+    let m = Project::find(g.dir.as_deref())?.open(a.agent.agent.as_deref())?;
+    let out = m.compact(a.dry_run)?;
+    warnings(&out.warnings);
+    let c = &out.value;
     if g.json {
-        return json(&c);
+        return json(c);
     }
     let s = &c.summary;
     let a_ = &s.audit;
@@ -327,21 +301,21 @@ fn preview(ids: &[String]) -> String {
 }
 
 pub fn refresh(g: &Global, a: &AgentArg) -> Result<()> {
-    let project = Project::find(g.dir.as_deref())?;
-    let e = project.engine(a.agent.as_deref())?;
-    let out = e.refresh("manual")?;
-    after(&project, &e, g, &out)?;
+    let m = Project::find(g.dir.as_deref())?.open(a.agent.as_deref())?;
+    let out = m.refresh()?;
+    after(g, &out);
     if g.json {
-        return json(&out);
+        return json(
+            &serde_json::json!({"value": out.value, "events": out.events, "status": out.status}),
+        );
     }
     print_status_line(&out.status);
     Ok(())
 }
 
 pub fn report_usage(g: &Global, a: &ReportUsageArgs) -> Result<()> {
-    let project = Project::find(g.dir.as_deref())?;
-    let e = project.engine(a.agent.agent.as_deref())?;
-    let s = e.report_usage(a.prompt_tokens)?;
+    let m = Project::find(g.dir.as_deref())?.open(a.agent.agent.as_deref())?;
+    let s = m.report_usage(a.prompt_tokens)?;
     if g.json {
         return json(&s);
     }

@@ -43,8 +43,7 @@ pub fn show(g: &Global) -> Result<()> {
 
 pub fn validate(g: &Global) -> Result<()> {
     let project = Project::find(g.dir.as_deref())?;
-    let loaded = project.load_config()?;
-    let setup = project.setup(loaded, None)?;
+    let setup = project.setup(None)?;
     // Resolving the tokenizer reads a HuggingFace file if one is named.
     let counter = project.counter(&setup.tokenizer)?;
     let file = project.config_path().map(|p| display_path(&p));
@@ -57,6 +56,7 @@ pub fn validate(g: &Global) -> Result<()> {
             "profile": setup.profile.name,
             "tokenizer": counter.name(),
             "warnings": setup.warnings,
+            "inert": project.load_config()?.config.inert_settings(),
         }));
     }
     anstream::println!(
@@ -69,6 +69,9 @@ pub fn validate(g: &Global) -> Result<()> {
     );
     for w in &setup.warnings {
         anstream::eprintln!("{WARN}warning:{WARN:#} {w}");
+    }
+    for n in project.load_config()?.config.inert_settings() {
+        anstream::eprintln!("{WARN}note:{WARN:#} {n}");
     }
     Ok(())
 }

@@ -1,8 +1,8 @@
 //! `mnemon context` (what to send) and `mnemon search` (across every tier).
 
 use anyhow::Result;
+use mnemon::ContextQuery;
 use mnemon_core::assemble::Format;
-use mnemon_core::engine::ContextRequest;
 
 use crate::cli::{ContextArgs, Global, SearchArgs};
 use crate::output::{BOLD, DIM, json, thousands};
@@ -10,17 +10,12 @@ use crate::project::Project;
 
 pub fn context(g: &Global, a: &ContextArgs) -> Result<()> {
     let format: Format = a.format.parse().map_err(anyhow::Error::msg)?;
-    let project = Project::find(g.dir.as_deref())?;
-    let loaded = project.load_config()?;
-    let plan = loaded.config.plan(&a.preset)?;
-    let setup = project.setup(loaded, None)?;
-    let e = project.engine(a.agent.agent.as_deref())?;
-    let out = e.context(&ContextRequest {
-        plan,
+    let m = Project::find(g.dir.as_deref())?.open(a.agent.agent.as_deref())?;
+    let out = m.context(&ContextQuery {
         budget: a.budget,
+        preset: a.preset.clone(),
         query: a.query.clone(),
         format,
-        chat: setup.chat_format,
     })?;
     if g.json || format == Format::Json {
         return json(&out);
@@ -38,7 +33,7 @@ pub fn context(g: &Global, a: &ContextArgs) -> Result<()> {
         "{DIM}{} / {} tokens ({}, plan {}): {}{DIM:#}",
         thousands(out.tokens),
         thousands(out.budget),
-        e.memory().counter().name(),
+        m.engine()?.memory().counter().name(),
         out.plan,
         sections.join(", ")
     );
@@ -46,9 +41,9 @@ pub fn context(g: &Global, a: &ContextArgs) -> Result<()> {
 }
 
 pub fn search(g: &Global, a: &SearchArgs) -> Result<()> {
-    let project = Project::find(g.dir.as_deref())?;
-    let e = project.engine(None)?;
-    let hits = e.search(&a.query, a.limit)?;
+    let hits = Project::find(g.dir.as_deref())?
+        .open(None)?
+        .search(&a.query, a.limit)?;
     if g.json {
         return json(&hits);
     }

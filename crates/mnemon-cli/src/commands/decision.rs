@@ -3,30 +3,29 @@
 use std::io::Read;
 
 use anyhow::{Context, Result, bail};
-use mnemon_core::memory::{
-    Alternative, Consequences, DecisionRecord, DecisionStatus, DecisionStore, NewDecision,
-};
+use mnemon_core::memory::{Alternative, Consequences, DecisionRecord, DecisionStatus, NewDecision};
 
 use crate::cli::{DecisionCommand, DecisionInput, Global};
+use crate::commands::checkpoint::after;
 use crate::output::{BOLD, DIM, json};
-use crate::project::{Project, ProjectMemory};
+use crate::project::Project;
 
 pub fn run(g: &Global, c: &DecisionCommand) -> Result<()> {
     let project = Project::find(g.dir.as_deref())?;
     match c {
         DecisionCommand::Add(input) => {
-            let m = project.memory(input.agent.agent.as_deref())?;
-            let r = m.decide(&read_input(input)?)?;
-            write_file(&project, &r)?;
-            crate::files::refresh_views(&project, &m)?;
-            show(g, "recorded", &r)
+            let out = project
+                .open(input.agent.agent.as_deref())?
+                .decide(&read_input(input)?)?;
+            after(g, &out);
+            show(g, "recorded", &out.value)
         }
         DecisionCommand::Supersede { id, input } => {
-            let m = project.memory(input.agent.agent.as_deref())?;
-            let (old, new) = m.supersede(id, &read_input(input)?)?;
-            write_file(&project, &old)?;
-            write_file(&project, &new)?;
-            crate::files::refresh_views(&project, &m)?;
+            let out = project
+                .open(input.agent.agent.as_deref())?
+                .supersede(id, &read_input(input)?)?;
+            after(g, &out);
+            let (old, new) = &out.value;
             if g.json {
                 return json(&serde_json::json!({"superseded": old, "new": new}));
             }
@@ -35,19 +34,12 @@ pub fn run(g: &Global, c: &DecisionCommand) -> Result<()> {
         }
         DecisionCommand::Status { id, status } => {
             let status: DecisionStatus = status.parse().map_err(anyhow::Error::msg)?;
-            if status == DecisionStatus::Superseded {
-                bail!(
-                    "use `mnemon decision supersede {id} ...` to name the decision that replaces it"
-                );
-            }
-            let m = project.memory(None)?;
-            let r = m.set_decision_status(id, status)?;
-            write_file(&project, &r)?;
-            crate::files::refresh_views(&project, &m)?;
-            show(g, "updated", &r)
+            let out = project.open(None)?.set_decision_status(id, status)?;
+            after(g, &out);
+            show(g, "updated", &out.value)
         }
         DecisionCommand::Show { id } => {
-            let r = project.memory(None)?.store().decision(id)?;
+            let r = project.open(None)?.decision(id)?;
             if g.json {
                 return json(&r);
             }
@@ -55,8 +47,7 @@ pub fn run(g: &Global, c: &DecisionCommand) -> Result<()> {
             Ok(())
         }
         DecisionCommand::List { limit } => {
-            let m: ProjectMemory = project.memory(None)?;
-            let all = m.store().decisions(*limit)?;
+            let all = project.open(None)?.decisions(*limit)?;
             if g.json {
                 return json(
                     &all.iter()
@@ -144,14 +135,4 @@ fn read_input(i: &DecisionInput) -> Result<NewDecision> {
             None => DecisionStatus::Proposed,
         },
     })
-}
-
-/// `.mnemon/decisions/DR-<id>_<slug>.md`, rendered after the commit.
-pub(crate) fn write_file(project: &Project, r: &DecisionRecord) -> Result<()> {
-    let Some(dir) = &project.dir else {
-        return Ok(());
-    };
-    let dir = dir.join("decisions");
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    crate::files::write_atomically(&dir.join(r.file_name()), r.to_markdown().as_bytes())
 }

@@ -1,7 +1,7 @@
 //! `mnemon doc show`, `mnemon export`.
 
 use anyhow::Result;
-use mnemon_core::memory::{DocKind, DocumentStore};
+use mnemon_core::memory::DocKind;
 
 use crate::cli::Global;
 use crate::output::{BOLD, json};
@@ -9,13 +9,10 @@ use crate::project::Project;
 
 pub fn show(g: &Global, kind: &str, version: Option<u64>) -> Result<()> {
     let kind: DocKind = kind.parse().map_err(anyhow::Error::msg)?;
-    let project = Project::find(g.dir.as_deref())?;
-    let keep = project.load_config()?.config.episodic.keep_versions;
-    let m = project.memory(None)?;
     // The current version is regenerated first, so it is never stale.
-    let docs = m.refresh_documents(keep)?;
-    crate::files::write_documents(&project, &m, &docs)?;
-    let doc = m.store().document(kind, version)?;
+    let doc = Project::find(g.dir.as_deref())?
+        .open(None)?
+        .document(kind, version)?;
     if g.json {
         return json(&doc);
     }
@@ -24,10 +21,7 @@ pub fn show(g: &Global, kind: &str, version: Option<u64>) -> Result<()> {
 }
 
 pub fn export(g: &Global) -> Result<()> {
-    let project = Project::find(g.dir.as_deref())?;
-    let keep = project.load_config()?.config.episodic.keep_versions;
-    let m = project.memory(None)?;
-    let n = crate::files::export(&project, &m, keep)?;
+    let n = Project::find(g.dir.as_deref())?.open(None)?.export()?;
     if g.json {
         return json(&serde_json::json!({"written": n}));
     }

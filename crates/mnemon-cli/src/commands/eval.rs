@@ -75,7 +75,7 @@ pub fn run(g: &Global, c: &EvalCommand) -> Result<()> {
         } => {
             let d = synth::generate(*seed, *conversations, *sessions, *turns);
             let text = serde_json::to_string_pretty(&d)?;
-            crate::files::write_atomically(out, text.as_bytes())?;
+            mnemon::write_atomically(out, text.as_bytes())?;
             let q: usize = d.conversations.iter().map(|c| c.questions.len()).sum();
             if g.json {
                 return json(

@@ -1,29 +1,22 @@
 //! `mnemon goal`, `mnemon constraint`, `mnemon remember`, `mnemon hot`.
 
 use anyhow::Result;
-use mnemon_core::memory::{HotItem, HotItemChange, HotKind, HotStatus, HotStore, Priority};
+use mnemon::{Mnemon, Written};
+use mnemon_core::memory::{HotItem, HotItemChange, HotKind, HotStatus, Priority};
 
 use crate::cli::{AgentArg, ConstraintCommand, Global, GoalCommand, RememberArgs, VersionArg};
 use crate::commands::log::short;
 use crate::output::{BOLD, DIM, json};
-use crate::project::{Project, ProjectMemory};
+use crate::project::Project;
 
-fn memory(g: &Global, agent: &AgentArg) -> Result<(Project, ProjectMemory)> {
-    let project = Project::find(g.dir.as_deref())?;
-    let m = project.memory(agent.agent.as_deref())?;
-    Ok((project, m))
+fn open(g: &Global, agent: &AgentArg) -> Result<Mnemon> {
+    Project::find(g.dir.as_deref())?.open(agent.agent.as_deref())
 }
 
-/// After a change: refresh the rendered views, then report.
-fn changed(
-    g: &Global,
-    project: &Project,
-    m: &ProjectMemory,
-    verb: &str,
-    item: &HotItem,
-) -> Result<()> {
-    crate::files::refresh_views(project, m)?;
-    show(g, verb, item)
+/// After a change: what the engine did, then the item.
+fn changed(g: &Global, verb: &str, out: &Written<HotItem>) -> Result<()> {
+    crate::commands::checkpoint::after(g, out);
+    show(g, verb, &out.value)
 }
 
 fn priority(p: &Option<String>) -> Result<Option<Priority>> {
@@ -31,14 +24,6 @@ fn priority(p: &Option<String>) -> Result<Option<Priority>> {
         .map(str::parse)
         .transpose()
         .map_err(anyhow::Error::msg)
-}
-
-/// The version to check: the one given, else the item's current one.
-fn version(m: &ProjectMemory, id: &str, v: &VersionArg) -> Result<u64> {
-    Ok(match v.if_version {
-        Some(v) => v,
-        None => m.store().hot_item(id)?.version,
-    })
 }
 
 fn show(g: &Global, verb: &str, item: &HotItem) -> Result<()> {
@@ -57,8 +42,7 @@ fn show(g: &Global, verb: &str, item: &HotItem) -> Result<()> {
 }
 
 fn list(g: &Global, kind: HotKind) -> Result<()> {
-    let (_, m) = memory(g, &AgentArg { agent: None })?;
-    let hot = m.hot()?;
+    let hot = open(g, &AgentArg { agent: None })?.hot()?;
     let items: Vec<&HotItem> = hot.of_kind(kind).collect();
     if g.json {
         return json(&items);
@@ -90,9 +74,9 @@ pub fn goal(g: &Global, c: &GoalCommand) -> Result<()> {
             parent,
             agent,
         } => {
-            let (project, m) = memory(g, agent)?;
-            let item = m.add_hot(HotKind::Goal, text, None, priority(p)?, parent.as_deref())?;
-            changed(g, &project, &m, "added", &item)
+            let out =
+                open(g, agent)?.add_hot(HotKind::Goal, text, priority(p)?, parent.as_deref())?;
+            changed(g, "added", &out)
         }
         GoalCommand::Update {
             id,
@@ -112,11 +96,9 @@ pub fn goal(g: &Global, c: &GoalCommand) -> Result<()> {
                     })
                 })
                 .transpose()?;
-            let (project, m) = memory(g, agent)?;
-            let ver = version(&m, id, v)?;
-            let item = m.update_hot(
+            let out = open(g, agent)?.update_hot(
                 id,
-                ver,
+                v.if_version,
                 HotItemChange {
                     text: text.clone(),
                     priority: priority(p)?,
@@ -124,7 +106,7 @@ pub fn goal(g: &Global, c: &GoalCommand) -> Result<()> {
                     ..HotItemChange::default()
                 },
             )?;
-            changed(g, &project, &m, "updated", &item)
+            changed(g, "updated", &out)
         }
         GoalCommand::Complete {
             id,
@@ -138,9 +120,8 @@ pub fn goal(g: &Global, c: &GoalCommand) -> Result<()> {
 pub fn constraint(g: &Global, c: &ConstraintCommand) -> Result<()> {
     match c {
         ConstraintCommand::Add { text, agent } => {
-            let (project, m) = memory(g, agent)?;
-            let item = m.add_hot(HotKind::Constraint, text, None, None, None)?;
-            changed(g, &project, &m, "added", &item)
+            let out = open(g, agent)?.add_hot(HotKind::Constraint, text, None, None)?;
+            changed(g, "added", &out)
         }
         ConstraintCommand::Remove {
             id,
@@ -160,24 +141,21 @@ fn set_status(
     status: HotStatus,
     verb: &str,
 ) -> Result<()> {
-    let (project, m) = memory(g, agent)?;
-    let ver = version(&m, id, v)?;
     let change = HotItemChange {
         status: Some(status),
         ..HotItemChange::default()
     };
-    let item = m.update_hot(id, ver, change)?;
-    changed(g, &project, &m, verb, &item)
+    let out = open(g, agent)?.update_hot(id, v.if_version, change)?;
+    changed(g, verb, &out)
 }
 
 pub fn remember(g: &Global, a: &RememberArgs) -> Result<()> {
-    let (project, m) = memory(g, &a.agent)?;
-    let item = m.add_hot(HotKind::Note, &a.text, None, None, None)?;
-    changed(g, &project, &m, "remembered", &item)
+    let out = open(g, &a.agent)?.add_hot(HotKind::Note, &a.text, None, None)?;
+    changed(g, "remembered", &out)
 }
 
 pub fn hot(g: &Global, a: &AgentArg) -> Result<()> {
-    let hot = memory(g, a)?.1.hot()?;
+    let hot = open(g, a)?.hot()?;
     if g.json {
         return json(&hot.to_json());
     }

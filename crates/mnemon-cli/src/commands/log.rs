@@ -2,7 +2,8 @@
 
 use std::io::Read;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
+use mnemon::Written;
 use mnemon_core::importance::Role;
 use mnemon_core::memory::{NewMessage, NewOperation, Operation, OperationQuery, Phase};
 
@@ -23,9 +24,8 @@ pub fn record(g: &Global, a: &RecordArgs) -> Result<()> {
         .map(str::parse::<Phase>)
         .transpose()
         .map_err(anyhow::Error::msg)?;
-    let project = Project::find(g.dir.as_deref())?;
-    let e = project.engine(a.agent.agent.as_deref())?;
-    let out = e.record(NewOperation {
+    let m = Project::find(g.dir.as_deref())?.open(a.agent.agent.as_deref())?;
+    let out = m.record(NewOperation {
         kind: a.kind.clone(),
         data,
         tokens: a.tokens,
@@ -33,7 +33,7 @@ pub fn record(g: &Global, a: &RecordArgs) -> Result<()> {
         agent: a.agent.agent.clone(),
         status: a.status.clone(),
     })?;
-    crate::commands::checkpoint::after(&project, &e, g, &out)?;
+    crate::commands::checkpoint::after(g, &out);
     let op = &out.value;
     if g.json {
         return json(&with_engine(op, &out)?);
@@ -61,18 +61,14 @@ pub fn message(g: &Global, a: &MessageArgs) -> Result<()> {
             s
         }
     };
-    if content.trim().is_empty() {
-        bail!("the message is empty; give its text as an argument or on standard input");
-    }
-    let project = Project::find(g.dir.as_deref())?;
-    let e = project.engine(a.agent.agent.as_deref())?;
-    let out = e.message(NewMessage {
+    let m = Project::find(g.dir.as_deref())?.open(a.agent.agent.as_deref())?;
+    let out = m.message(NewMessage {
         role,
         content,
         agent: a.agent.agent.clone(),
         tokens: None,
     })?;
-    crate::commands::checkpoint::after(&project, &e, g, &out)?;
+    crate::commands::checkpoint::after(g, &out);
     let msg = &out.value;
     if g.json {
         return json(&with_engine(msg, &out)?);
@@ -89,14 +85,9 @@ pub fn message(g: &Global, a: &MessageArgs) -> Result<()> {
 }
 
 pub fn recent(g: &Global, a: &RecentArgs) -> Result<()> {
-    let m = Project::find(g.dir.as_deref())?.memory(None)?;
-    let session_id = match &a.session {
-        Some(id) => Some(m.store().session(id)?.id),
-        None => None,
-    };
-    use mnemon_core::memory::SessionStore;
+    let m = Project::find(g.dir.as_deref())?.open(None)?;
     let ops = m.recent(&OperationQuery {
-        session_id,
+        session_id: a.session.clone(),
         kind: a.kind.clone(),
         keywords: a.search.clone(),
         limit: Some(a.limit),
@@ -134,15 +125,15 @@ fn print_op(op: &Operation) {
 /// The first 13 characters of a UUIDv7 (its time part) find it again.
 /// The stored record with what the engine did (`events`) and the window
 /// after it (`window`, `epoch`), for scripts that track usage.
-fn with_engine<T: serde::Serialize, U>(
-    value: &T,
-    out: &mnemon_core::engine::Outcome<U>,
-) -> Result<serde_json::Value> {
+fn with_engine<T: serde::Serialize, U>(value: &T, out: &Written<U>) -> Result<serde_json::Value> {
     let mut v = serde_json::to_value(value)?;
     if let Some(obj) = v.as_object_mut() {
         obj.insert("events".into(), serde_json::to_value(&out.events)?);
         obj.insert("window".into(), serde_json::to_value(&out.status.window)?);
         obj.insert("epoch".into(), out.status.epoch.into());
+        if !out.warnings.is_empty() {
+            obj.insert("warnings".into(), serde_json::to_value(&out.warnings)?);
+        }
     }
     Ok(v)
 }

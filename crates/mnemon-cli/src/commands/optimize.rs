@@ -7,16 +7,13 @@ use crate::output::{BOLD, DIM, json, thousands};
 use crate::project::Project;
 
 pub fn run(g: &Global, a: &OptimizeArgs) -> Result<()> {
-    let project = Project::find(g.dir.as_deref())?;
-    let e = project.engine(a.agent.agent.as_deref())?;
-    let out = e.optimize(a.dry_run)?;
-    if !a.dry_run {
-        crate::files::write_artifacts(&project, e.memory(), Some(&out.value.artifacts))?;
-        crate::files::refresh_views(&project, e.memory())?;
-    }
+    let out = Project::find(g.dir.as_deref())?
+        .open(a.agent.agent.as_deref())?
+        .optimize(a.dry_run)?;
+    crate::commands::checkpoint::warnings(&out.warnings);
     let r = &out.value;
     if g.json {
-        return json(&out);
+        return json(&serde_json::json!({"value": r, "events": out.events, "status": out.status}));
     }
     anstream::println!(
         "{BOLD}{}{BOLD:#}: {} → {} tokens ({} saved)",

@@ -1,9 +1,11 @@
 //! `mnemon session start|end|list|show|archive|restore`.
 
 use anyhow::Result;
-use mnemon_core::memory::{Session, SessionStore, StoreError};
+use mnemon::SessionEnd;
+use mnemon_core::memory::Session;
 
 use crate::cli::{Global, SessionCommand};
+use crate::commands::checkpoint::{after, warnings};
 use crate::commands::log::short;
 use crate::output::{BOLD, DIM, json, thousands};
 use crate::project::Project;
@@ -12,81 +14,58 @@ pub fn run(g: &Global, c: &SessionCommand) -> Result<()> {
     let project = Project::find(g.dir.as_deref())?;
     match c {
         SessionCommand::Start { title, agent } => {
-            let m = project.memory(agent.agent.as_deref())?;
-            let previous = m.store().active_session(m.agent())?;
-            let s = m.start_session(title.as_deref())?;
-            if let Some(p) = previous {
-                crate::files::write_session(&project, &m, &p.id)?;
-            }
-            {
-                crate::files::write_session(&project, &m, &s.id)?;
-                crate::files::refresh_views(&project, &m)?;
-                show_one(g, "started", &s)
-            }
+            let out = project
+                .open(agent.agent.as_deref())?
+                .start_session(title.as_deref())?;
+            warnings(&out.warnings);
+            show_one(g, "started", &out.value)
         }
         SessionCommand::End { id, agent } => {
-            let e = project.engine(agent.agent.as_deref())?;
-            let m = e.memory();
-            let active = m.store().active_session(m.agent())?;
-            let own = match (id, &active) {
-                (None, _) => true,
-                (Some(id), Some(a)) => m.store().session(id)?.id == a.id,
-                (Some(_), None) => false,
-            };
-            if !own {
-                // Another agent's or an inactive session: just mark it ended.
-                let s = m.end_session(id.as_deref())?;
-                crate::files::write_session(&project, m, &s.id)?;
-                crate::files::refresh_views(&project, m)?;
-                return show_one(g, "ended", &s);
+            let out = project
+                .open(agent.agent.as_deref())?
+                .end_session(id.as_deref())?;
+            after(g, &out);
+            match &out.value {
+                SessionEnd::Marked { session } => show_one(g, "ended", session),
+                SessionEnd::Summarized { report } => {
+                    if g.json {
+                        return json(&serde_json::json!({
+                            "value": report, "events": out.events, "status": out.status,
+                        }));
+                    }
+                    anstream::println!(
+                        "{BOLD}ended and archived{BOLD:#} session {}",
+                        short(&report.session_id)
+                    );
+                    let s = project.open(None)?.session(Some(&report.session_id))?;
+                    anstream::print!("{}", s.summary.unwrap_or_default());
+                    Ok(())
+                }
             }
-            let out = e.end_session()?;
-            crate::files::write_session(&project, m, &out.value.session_id)?;
-            crate::commands::checkpoint::after(&project, &e, g, &out)?;
-            if g.json {
-                return json(&out);
-            }
-            anstream::println!(
-                "{BOLD}ended and archived{BOLD:#} session {}",
-                crate::commands::log::short(&out.value.session_id)
-            );
-            let s = m.store().session(&out.value.session_id)?;
-            anstream::print!("{}", s.summary.unwrap_or_default());
-            Ok(())
         }
         SessionCommand::Archive { id, title, agent } => {
-            let m = project.memory(agent.agent.as_deref())?;
-            let s = m.archive_session(id.as_deref(), title.as_deref())?;
-            {
-                crate::files::write_session(&project, &m, &s.id)?;
-                crate::files::refresh_views(&project, &m)?;
-                show_one(g, "archived", &s)
-            }
+            let out = project
+                .open(agent.agent.as_deref())?
+                .archive_session(id.as_deref(), title.as_deref())?;
+            warnings(&out.warnings);
+            show_one(g, "archived", &out.value)
         }
         SessionCommand::Show { id, agent } => {
-            let m = project.memory(agent.agent.as_deref())?;
-            let s =
-                match id {
-                    Some(id) => m.store().session(id)?,
-                    None => m.store().active_session(m.agent())?.ok_or_else(|| {
-                        StoreError::NotFound {
-                            what: "active session",
-                            id: m.agent().to_string(),
-                        }
-                    })?,
-                };
+            let s = project
+                .open(agent.agent.as_deref())?
+                .session(id.as_deref())?;
             show_one(g, "session", &s)
         }
         SessionCommand::List { limit } => {
-            let m = project.memory(None)?;
-            let sessions = m.store().sessions(*limit)?;
+            let m = project.open(None)?;
+            let sessions = m.sessions(*limit)?;
             if g.json {
                 return json(&sessions);
             }
             if sessions.is_empty() {
                 anstream::println!("no sessions yet");
             }
-            let now = m.store().sessions(1)?.first().map(|s| s.last_activity);
+            let now = m.sessions(1)?.first().map(|s| s.last_activity);
             for s in &sessions {
                 let age = now
                     .map(|n| age(n.0 - s.last_activity.0))
@@ -107,13 +86,9 @@ pub fn run(g: &Global, c: &SessionCommand) -> Result<()> {
             Ok(())
         }
         SessionCommand::Restore { id, agent } => {
-            let m = project.memory(agent.agent.as_deref())?;
-            let previous = m.store().active_session(m.agent())?;
-            let r = m.restore_session(id)?;
-            if let Some(p) = previous.filter(|p| p.id != r.session.id) {
-                crate::files::write_session(&project, &m, &p.id)?;
-            }
-            crate::files::refresh_views(&project, &m)?;
+            let out = project.open(agent.agent.as_deref())?.restore_session(id)?;
+            warnings(&out.warnings);
+            let r = &out.value;
             if g.json {
                 return json(&serde_json::json!({
                     "session": r.session,

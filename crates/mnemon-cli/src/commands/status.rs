@@ -3,57 +3,29 @@
 use anyhow::Result;
 use mnemon_core::profile::Provenance;
 use mnemon_core::setup::{ProfileSource, Setup, WindowSource};
-use serde_json::json;
 
 use crate::cli::{Global, StatusArgs};
 use crate::output::{BOLD, DIM, WARN, bar, json, thousands, zone_style};
-use crate::project::{Project, display_path};
+use crate::project::Project;
 
 pub fn run(g: &Global, args: &StatusArgs) -> Result<()> {
     let project = Project::find(g.dir.as_deref())?;
-    let loaded = project.load_config()?;
-    let setup = project.setup(loaded, args.model.as_deref())?;
-    let counter = project.counter(&setup.tokenizer)?;
     // The live context as the engine accounts for it, unless a usage is
     // given to evaluate, or there is no project to read it from.
     let engine = match (args.used, &project.dir, &args.model) {
-        (None, Some(_), None) => {
-            let e = project.engine(None)?;
-            Some(e.status()?)
-        }
+        (None, Some(_), None) => Some(project.open(None)?.status()?),
         _ => None,
     };
-    let (used, usage_source) = match (args.used, &engine) {
-        (Some(n), _) => (n, "given"),
-        (None, Some(s)) if s.reported.is_some() => (s.window.used, "provider report + added since"),
-        (None, Some(s)) if s.calibration_samples > 0 => {
-            (s.window.used, "baseline + added, calibrated")
-        }
-        (None, Some(_)) => (0, "baseline + added"),
-        (None, None) => (0, "no project: nothing recorded"),
-    };
-    let used = match (&engine, args.used) {
-        (Some(s), None) => s.window.used,
-        _ => used,
-    };
-    let status = setup.window.status(used);
-    let project_dir = project.dir.as_deref().map(display_path);
-
+    let report = mnemon::evaluate(project.settings(), args.model.as_deref(), args.used, engine)?;
     if g.json {
-        return json(&json!({
-            "project": project_dir,
-            "model": setup.model,
-            "window_source": setup.window_source,
-            "tokenizer": { "name": counter.name(), "exact": counter.is_exact() },
-            "chat_format": { "name": setup.chat_format_name, "format": setup.chat_format },
-            "usage_source": usage_source,
-            "engine": engine,
-            "window": status,
-            "recommended_action": status.action,
-            "profile": { "name": setup.profile.name, "source": setup.profile_source, "parameters": setup.profile },
-            "warnings": setup.warnings,
-        }));
+        return json(&report);
     }
+    let setup = project.setup(args.model.as_deref())?;
+    let counter = project.counter(&setup.tokenizer)?;
+    let engine = &report.engine;
+    let usage_source = report.usage_source.describe();
+    let status = &report.window;
+    let project_dir = report.project.clone();
 
     let z = zone_style(status.zone);
     let out = &mut String::new();

@@ -12,9 +12,8 @@ use crate::project::{Project, load_hf};
 
 pub fn count(g: &Global, args: &CountArgs) -> Result<()> {
     let project = Project::find(g.dir.as_deref())?;
-    let loaded = project.load_config()?;
     // The project's chat format applies unless another model is named.
-    let setup = project.setup(loaded, args.model.as_deref())?;
+    let setup = project.setup(args.model.as_deref())?;
     let counter: Box<dyn TokenCounter> = match (&args.encoding, &args.tokenizer) {
         (Some(EncodingArg::Cl100kBase), _) => {
             project.counter(&TokenizerSpec::OpenAi(Encoding::Cl100kBase))?

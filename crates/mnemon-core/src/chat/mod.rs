@@ -167,6 +167,13 @@ impl Outcome {
         }
     }
 
+    /// This outcome with what the engine did on its own after a write.
+    pub(super) fn absorb<T>(mut self, written: crate::engine::Outcome<T>) -> Outcome {
+        self.events.extend(written.events);
+        self.checkpoints.extend(written.checkpoints);
+        self
+    }
+
     fn done(text: String, objects: Vec<Entity>) -> Outcome {
         Outcome {
             kind: ReplyKind::Done,
@@ -176,9 +183,27 @@ impl Outcome {
     }
 }
 
+/// The engine a chat drives: borrowed for a chat that lives inside a
+/// caller's scope, shared for one that a server task or a library handle
+/// keeps for as long as it likes.
+enum EngineRef<'e, S> {
+    Borrowed(&'e Engine<S>),
+    Shared(std::sync::Arc<Engine<S>>),
+}
+
+impl<S> std::ops::Deref for EngineRef<'_, S> {
+    type Target = Engine<S>;
+    fn deref(&self) -> &Engine<S> {
+        match self {
+            EngineRef::Borrowed(e) => e,
+            EngineRef::Shared(e) => e,
+        }
+    }
+}
+
 /// One chat session over an engine.
 pub struct Chat<'e, S> {
-    engine: &'e Engine<S>,
+    engine: EngineRef<'e, S>,
     parser: Box<dyn CommandParser>,
     pending: Option<Pending>,
 }
@@ -199,14 +224,24 @@ impl<'e, S: ChatStore> Chat<'e, S> {
 
     pub fn with_parser(engine: &'e Engine<S>, parser: Box<dyn CommandParser>) -> Chat<'e, S> {
         Chat {
-            engine,
+            engine: EngineRef::Borrowed(engine),
             parser,
             pending: None,
         }
     }
 
-    pub fn engine(&self) -> &'e Engine<S> {
-        self.engine
+    /// A chat that owns its share of the engine, so it can outlive the
+    /// scope that made it (a server's session, a library handle's chat).
+    pub fn shared(engine: std::sync::Arc<Engine<S>>) -> Chat<'static, S> {
+        Chat {
+            engine: EngineRef::Shared(engine),
+            parser: Box::new(RuleParser),
+            pending: None,
+        }
+    }
+
+    pub fn engine(&self) -> &Engine<S> {
+        &self.engine
     }
 
     /// Whether the last reply asked a question that the next line answers.
@@ -431,7 +466,7 @@ impl<'e, S: ChatStore> Chat<'e, S> {
                         p.label()
                     )));
                 }
-                let created = all_or_none(memory, titles, |title| {
+                let created = all_or_none(&self.engine, titles, |memory, title| {
                     memory.create_entity(&NewEntity {
                         kind: *kind,
                         title: title.clone(),
@@ -444,8 +479,8 @@ impl<'e, S: ChatStore> Chat<'e, S> {
                     .as_ref()
                     .map(|p| format!(" under {}", p.label()))
                     .unwrap_or_default();
-                let mut out =
-                    Outcome::done(format!("Created {}{under}.", labels(&created)), created);
+                let text = format!("Created {}{under}.", labels(&created.value));
+                let mut out = Outcome::done(text, created.value.clone()).absorb(created);
                 out.context = parent.iter().map(|p| p.number).collect();
                 Ok(out)
             }
@@ -471,12 +506,11 @@ impl<'e, S: ChatStore> Chat<'e, S> {
                     Field::Description(_) => "Updated the description of".into(),
                     Field::Priority(p) => format!("Set priority {p} on"),
                 };
-                let changed =
-                    all_or_none(memory, &found, |e| memory.update_entity(e.number, &change))?;
-                Ok(Outcome::done(
-                    format!("{what} {}.", labels(&changed)),
-                    changed,
-                ))
+                let changed = all_or_none(&self.engine, &found, |m, e| {
+                    m.update_entity(e.number, &change)
+                })?;
+                let text = format!("{what} {}.", labels(&changed.value));
+                Ok(Outcome::done(text, changed.value.clone()).absorb(changed))
             }
             Command::SetStatus { target, status } => {
                 let found = self.resolve(target, &[], true, Slot::Target, &forced)?;
@@ -484,29 +518,26 @@ impl<'e, S: ChatStore> Chat<'e, S> {
                     status: Some(*status),
                     ..EntityChange::default()
                 };
-                let changed =
-                    all_or_none(memory, &found, |e| memory.update_entity(e.number, &change))?;
+                let changed = all_or_none(&self.engine, &found, |m, e| {
+                    m.update_entity(e.number, &change)
+                })?;
                 let verb = match status {
                     crate::memory::EntityStatus::InProgress => "Started",
                     crate::memory::EntityStatus::Completed => "Completed",
                     crate::memory::EntityStatus::Blocked => "Blocked",
                     crate::memory::EntityStatus::Pending => "Reset to pending:",
                 };
-                Ok(Outcome::done(
-                    format!("{verb} {}.", labels(&changed)),
-                    changed,
-                ))
+                let text = format!("{verb} {}.", labels(&changed.value));
+                Ok(Outcome::done(text, changed.value.clone()).absorb(changed))
             }
             Command::Delete { target } => {
                 let found = self.resolve(target, &[], true, Slot::Target, &forced)?;
-                let deleted = all_or_none(memory, &found, |e| memory.delete_entity(e.number))?;
-                Ok(Outcome::done(
-                    format!(
-                        "Deleted {}. Its number stays taken; the log keeps its history.",
-                        labels(&deleted)
-                    ),
-                    deleted,
-                ))
+                let deleted = all_or_none(&self.engine, &found, |m, e| m.delete_entity(e.number))?;
+                let text = format!(
+                    "Deleted {}. Its number stays taken; the log keeps its history.",
+                    labels(&deleted.value)
+                );
+                Ok(Outcome::done(text, deleted.value.clone()).absorb(deleted))
             }
             Command::List {
                 kind,
@@ -564,15 +595,22 @@ impl<'e, S: ChatStore> Chat<'e, S> {
 /// Runs `write` for every item in one unit of work: a command on several
 /// entities ("add 3 stories: a, b and c", "block them") changes all of them
 /// or, when one is refused or fails, none.
+/// Writes every item or none, as one engine write: the entities and their
+/// log lines are accounted for in the window and may trigger zone actions.
 fn all_or_none<S: ChatStore, T>(
-    memory: &crate::memory::Memory<S>,
+    engine: &Engine<S>,
     items: &[T],
-    write: impl Fn(&T) -> Result<Entity, crate::memory::StoreError>,
-) -> Result<Vec<Entity>, crate::memory::StoreError> {
-    memory
-        .store()
-        .atomically(|| items.iter().map(&write).collect())
+    write: impl Fn(&crate::memory::Memory<S>, &T) -> Result<Entity, crate::memory::StoreError>,
+) -> Result<crate::engine::Outcome<Vec<Entity>>, EngineError> {
+    engine.write(ENTITY_LINE_TOKENS * items.len() as u64, |m| {
+        m.store()
+            .atomically(|| items.iter().map(|i| write(m, i)).collect())
+    })
 }
+
+/// What an entity's log line adds to the live context, about: its type,
+/// number, title and parent as JSON.
+const ENTITY_LINE_TOKENS: u64 = 48;
 
 fn bare(kind: ReplyKind, text: String) -> Outcome {
     Outcome {

@@ -150,7 +150,7 @@ fn context<S: ChatStore>(chat: &mut Chat<'_, S>, rest: &str) -> Res {
         Some((s, a)) => (s.to_lowercase(), a.trim()),
         None => (rest.to_lowercase(), ""),
     };
-    let engine = chat.engine;
+    let engine = &*chat.engine;
     let memory = engine.memory();
     match sub.as_str() {
         "status" | "" => {
@@ -209,7 +209,8 @@ fn context<S: ChatStore>(chat: &mut Chat<'_, S>, rest: &str) -> Res {
                 ));
             }
             let previous = memory.store().active_session(memory.agent())?;
-            let r = memory.restore_session(arg)?;
+            let restored = engine.restore_session(arg).map_err(engine_to_store)?;
+            let r = restored.value.clone();
             let mut text = format!(
                 "Restored session {} {}: {} operations, {} messages, {} tokens.",
                 short(&r.session.id),
@@ -224,14 +225,17 @@ fn context<S: ChatStore>(chat: &mut Chat<'_, S>, rest: &str) -> Res {
             if let Some(s) = &r.summary {
                 text.push_str(&format!("\n{s}"));
             }
-            let mut out = Outcome::done(text, Vec::new());
+            let mut out = Outcome::done(text, Vec::new()).absorb(restored);
             out.sessions = previous.into_iter().map(|p| p.id).collect();
             out.sessions.push(r.session.id);
             Ok(out)
         }
         "archive" => {
             let title = title_arg(arg);
-            let s = memory.archive_session(None, title.as_deref())?;
+            let archived = engine
+                .archive_session(None, title.as_deref())
+                .map_err(engine_to_store)?;
+            let s = archived.value.clone();
             let mut out = Outcome::done(
                 format!(
                     "Archived session {}{} as a fragment. Restore it with /context restore {}.",
@@ -242,7 +246,8 @@ fn context<S: ChatStore>(chat: &mut Chat<'_, S>, rest: &str) -> Res {
                     short(&s.id)
                 ),
                 Vec::new(),
-            );
+            )
+            .absorb(archived);
             out.sessions.push(s.id);
             out.record = false;
             Ok(out)
@@ -278,20 +283,25 @@ fn hot_add<S: ChatStore>(chat: &Chat<'_, S>, kind: HotKind, text: &str, cmd: &st
             "{cmd} needs text, e.g. `{cmd} ship the login flow by Friday`"
         )));
     }
-    let item = chat.engine.memory().add_hot(kind, text, None, None, None)?;
+    let written = chat
+        .engine
+        .add_hot(kind, text, None, None, None)
+        .map_err(engine_to_store)?;
+    let item = &written.value;
     let what = match kind {
         HotKind::Goal => "Goal set",
         HotKind::Constraint => "Constraint added",
         _ => "Remembered",
     };
-    Ok(Outcome::done(
+    let out = Outcome::done(
         format!(
             "{what} [{}]: {}. It stays in every context until it is completed or removed.",
             short(&item.id),
             item.text
         ),
         Vec::new(),
-    ))
+    );
+    Ok(out.absorb(written))
 }
 
 fn complete_goal<S: ChatStore>(chat: &Chat<'_, S>, arg: &str) -> Res {
@@ -334,18 +344,19 @@ fn complete_goal<S: ChatStore>(chat: &Chat<'_, S>, arg: &str) -> Res {
             )));
         }
     };
-    let done = memory.update_hot(
-        &goal.id,
-        goal.version,
-        HotItemChange {
-            status: Some(HotStatus::Complete),
-            ..HotItemChange::default()
-        },
-    )?;
-    Ok(Outcome::done(
-        format!("Goal completed: {}.", done.text),
-        Vec::new(),
-    ))
+    let done = chat
+        .engine
+        .update_hot(
+            &goal.id,
+            goal.version,
+            HotItemChange {
+                status: Some(HotStatus::Complete),
+                ..HotItemChange::default()
+            },
+        )
+        .map_err(engine_to_store)?;
+    let out = Outcome::done(format!("Goal completed: {}.", done.value.text), Vec::new());
+    Ok(out.absorb(done))
 }
 
 /// `/log_decision Use Redis for sessions | survives restarts`: the text
@@ -364,7 +375,7 @@ fn log_decision<S: ChatStore>(chat: &Chat<'_, S>, arg: &str) -> Res {
         ));
     }
     let title: String = decision.chars().take(80).collect();
-    let record = chat.engine.memory().decide(&NewDecision {
+    let written = chat.engine.decide(&NewDecision {
         title,
         context: if rationale.is_empty() {
             "Logged in a chat session; no rationale was given.".into()
@@ -376,7 +387,9 @@ fn log_decision<S: ChatStore>(chat: &Chat<'_, S>, arg: &str) -> Res {
         consequences: Default::default(),
         alternatives: Vec::new(),
         assumptions: Vec::new(),
-    })?;
+    });
+    let written = written.map_err(engine_to_store)?;
+    let record = written.value.clone();
     let mut out = Outcome::done(
         format!(
             "Decision {} recorded: {}{}",
@@ -391,7 +404,7 @@ fn log_decision<S: ChatStore>(chat: &Chat<'_, S>, arg: &str) -> Res {
         Vec::new(),
     );
     out.decisions.push(record);
-    Ok(out)
+    Ok(out.absorb(written))
 }
 
 fn search<S: ChatStore>(chat: &Chat<'_, S>, q: &str) -> Res {

@@ -20,8 +20,34 @@ use crate::tokens::TokenCounter;
 /// Jaccard similarity at or above which a sentence repeats a kept one.
 const DUPLICATE: f64 = 0.7;
 
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Extractive;
+/// The embedded summarizer. Its output never exceeds `ratio_ppm` of its
+/// input (config's `session.compression_target_ratio`, the seeds' 0.7 by
+/// default) unless the pinned items alone need more.
+#[derive(Debug, Clone, Copy)]
+pub struct Extractive {
+    ratio_ppm: u64,
+}
+
+impl Default for Extractive {
+    fn default() -> Self {
+        Extractive {
+            ratio_ppm: SEED_RATIO_PPM,
+        }
+    }
+}
+
+impl Extractive {
+    /// Output at most `ratio_ppm` millionths of the input.
+    pub fn with_ratio(ratio_ppm: u64) -> Extractive {
+        Extractive {
+            ratio_ppm: ratio_ppm.clamp(1, 1_000_000),
+        }
+    }
+
+    pub fn ratio_ppm(&self) -> u64 {
+        self.ratio_ppm
+    }
+}
 
 struct Sentence<'a> {
     item: usize,
@@ -63,8 +89,8 @@ impl Summarizer for Extractive {
                 target,
             });
         }
-        // The seeds' ratio, unless the pinned items need more.
-        let ratio_cap = (input_tokens as u128 * SEED_RATIO_PPM as u128 / 1_000_000) as u64;
+        // The configured ratio, unless the pinned items need more.
+        let ratio_cap = (input_tokens as u128 * self.ratio_ppm as u128 / 1_000_000) as u64;
         let cap = target.min(ratio_cap.max(pinned_tokens));
 
         let mut sentences = score(items, &order);

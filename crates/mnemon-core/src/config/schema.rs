@@ -425,6 +425,19 @@ impl Config {
 
     /// The plan called `name`: the user's own, the phase plans built from
     /// `[phase_budgets]`, else a preset.
+    /// Settings that are accepted but cannot act in this build, each with
+    /// why and what decides instead, so that `mnemon config validate` never
+    /// lets a setting look effective when it is not.
+    pub fn inert_settings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.context_window.auto_detect {
+            out.push(
+                "context_window.auto_detect = true has no effect yet: this build does not ask the model's server for its window, so the window comes from context_window.max_tokens, the model registry or fallback_size. It will take effect with the LLM providers".to_string(),
+            );
+        }
+        out
+    }
+
     pub fn plan(&self, name: &str) -> Result<BudgetPlan, PlanError> {
         if let Some(p) = self.plans.get(name) {
             return p.to_plan(name);

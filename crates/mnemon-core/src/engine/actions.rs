@@ -9,7 +9,7 @@ use serde_json::json;
 use super::checkpoint::Checkpoint;
 use super::live::{self, LiveParts};
 use super::state::{ACTION_KIND, EngineState};
-use super::store::{CompactionRecord, EngineCommit, STATE_CONFLICT};
+use super::store::{CompactionRecord, EngineCommit};
 use super::{Engine, EngineError, EngineEvent, EngineStore, Outcome, View, doc_text, zone_events};
 use crate::compress::{self, SourceItem, compress_within};
 use crate::memory::{
@@ -103,7 +103,7 @@ impl<S: EngineStore> Engine<S> {
         c.at = self.now();
         c.keep_versions = self.cfg.keep_versions;
         self.store().commit(&c).map_err(|e| match e {
-            StoreError::Invalid(m) if m.starts_with(STATE_CONFLICT) => EngineError::Conflict(m),
+            e @ StoreError::StateConflict { .. } => EngineError::Conflict(e.to_string()),
             e => e.into(),
         })
     }
@@ -232,9 +232,11 @@ impl<S: EngineStore> Engine<S> {
             match w.action(z) {
                 Action::OptimizeThenCheckpoint => {
                     self.optimize_locked(false, events)?;
-                    let v = self.view()?;
-                    let cp = self.checkpoint_locked(&v, trigger_for(z))?;
-                    push_checkpoint(cp, events, checkpoints);
+                    if self.cfg.checkpoints.threshold {
+                        let v = self.view()?;
+                        let cp = self.checkpoint_locked(&v, trigger_for(z))?;
+                        push_checkpoint(cp, events, checkpoints);
+                    }
                     checkpointed = true;
                 }
                 Action::EmergencyCheckpointAndRefresh => {
@@ -259,8 +261,10 @@ impl<S: EngineStore> Engine<S> {
         }
         if !checkpointed {
             let trigger = match phase_done {
-                Some(p) => Some(format!("phase_complete_{}", p.name())),
-                None => self.interval_trigger(&v)?,
+                Some(p) if self.cfg.checkpoints.phase => {
+                    Some(format!("phase_complete_{}", p.name()))
+                }
+                _ => self.interval_trigger(&v)?,
             };
             if let Some(t) = trigger {
                 let cp = self.checkpoint_locked(&v, &t)?;
@@ -289,8 +293,11 @@ impl<S: EngineStore> Engine<S> {
             .store()
             .live_totals(&s.id, v.state.checkpoint_op_seq, i64::MAX)?
             .op_count;
-        if every > 0 && since >= every {
+        if self.cfg.checkpoints.operations && every > 0 && since >= every {
             return Ok(Some(format!("operations_{every}")));
+        }
+        if !self.cfg.checkpoints.time {
+            return Ok(None);
         }
         let hours = p.checkpoint_interval_hours.value;
         let last = v.state.last_checkpoint_at.unwrap_or(s.started_at);
@@ -317,10 +324,12 @@ impl<S: EngineStore> Engine<S> {
         events: &mut Vec<EngineEvent>,
         checkpoints: &mut Vec<Checkpoint>,
     ) -> Result<(), EngineError> {
-        let v = self.view()?;
-        let cp = self.checkpoint_locked(&v, trigger)?;
-        push_checkpoint(cp, events, checkpoints);
-        let v = self.view()?;
+        let mut v = self.view()?;
+        if self.cfg.checkpoints.allows(trigger) {
+            let cp = self.checkpoint_locked(&v, trigger)?;
+            push_checkpoint(cp, events, checkpoints);
+            v = self.view()?;
+        }
         let Some(session) = v.epoch_session().cloned() else {
             return Ok(());
         };

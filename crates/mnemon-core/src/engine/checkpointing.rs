@@ -31,6 +31,12 @@ pub struct Resumed {
 impl<S: EngineStore> Engine<S> {
     /// Creates a checkpoint now (manual, or any named trigger).
     pub fn checkpoint(&self, trigger: &str) -> Result<Checkpoint, EngineError> {
+        if !self.cfg.checkpoints.allows(trigger) {
+            return Err(EngineError::Invalid(format!(
+                "`{trigger}` checkpoints are switched off ({} = false in the configuration); set it to true to take one",
+                super::CheckpointTriggers::key_for(trigger)
+            )));
+        }
         let _g = self.lock();
         super::retry_conflicts(|| self.checkpoint_once(trigger))
     }

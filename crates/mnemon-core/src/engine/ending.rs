@@ -70,12 +70,13 @@ impl<S: EngineStore> Engine<S> {
         } else {
             compress::verbatim_tokens(&pinned, counter)
         };
-        // Half the input (the hierarchy's first level); never less than the
-        // pinned items, which are kept whole. The summarizer also holds the
-        // seeds' 0.7 ratio whenever the pinned items allow.
+        // The configured share of the input
+        // (`session.compression_target_ratio`); never less than the pinned
+        // items, which are kept whole.
+        let target = (input as u128 * self.cfg.compression_ratio_ppm as u128 / 1_000_000) as u64;
         let summary = self
             .summarizer
-            .summarize(&items, (input / 2).max(pinned_tokens), counter)?;
+            .summarize(&items, target.max(pinned_tokens), counter)?;
         if !dry_run {
             let state = EngineState {
                 compacted_tokens: session.tokens,
@@ -166,9 +167,13 @@ impl<S: EngineStore> Engine<S> {
         };
         let mut events = Vec::new();
         let mut checkpoints = Vec::new();
-        let cp = self.checkpoint_locked(&v, "session_end")?;
-        push_checkpoint(cp, &mut events, &mut checkpoints);
-        let v = self.view()?;
+        let v = if self.cfg.checkpoints.session_end {
+            let cp = self.checkpoint_locked(&v, "session_end")?;
+            push_checkpoint(cp, &mut events, &mut checkpoints);
+            self.view()?
+        } else {
+            v
+        };
         let report = self.report_for(&session)?;
         let at = report.ended_at;
         let mut items = summary_items(session.summary.as_deref().unwrap_or(""));

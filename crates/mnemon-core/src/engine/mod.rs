@@ -24,6 +24,7 @@ mod optimizing;
 mod state;
 mod store;
 mod summary;
+mod writes;
 
 use std::sync::{Mutex, MutexGuard};
 
@@ -36,9 +37,7 @@ pub use ending::Compaction;
 pub use live::{LiveCaps, LiveContext};
 pub use optimizing::OptimizeReport;
 pub use state::{ACTION_KIND, Calibration, EngineState, LiveTotals};
-pub use store::{
-    CompactionRecord, EngineCommit, EngineStore, HotRestore, STATE_CONFLICT, StoredCheckpoint,
-};
+pub use store::{CompactionRecord, EngineCommit, EngineStore, HotRestore, StoredCheckpoint};
 pub use summary::SessionReport;
 
 use crate::compress::{CompressError, Extractive, Summarizer};
@@ -125,6 +124,79 @@ pub struct EngineConfig {
     pub epoch_budget_ppm: u32,
     /// What the optimizer works to (config's `[optimization]`).
     pub optimizer: crate::optimize::Thresholds,
+    /// Which triggers take checkpoints (config's `[checkpoint]` switches).
+    pub checkpoints: CheckpointTriggers,
+    /// The share of its input (millionths) a compacted session log may
+    /// keep: config's `session.compression_target_ratio`.
+    pub compression_ratio_ppm: u64,
+}
+
+/// Config's `[checkpoint]` switches: which kinds of trigger take a
+/// checkpoint. A zone action still optimizes or refreshes with its
+/// trigger off; it just takes no checkpoint first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CheckpointTriggers {
+    /// `threshold_70pct`, `threshold_85pct`, `emergency_95pct`.
+    pub threshold: bool,
+    /// `time_<hours>`: every `checkpoint.time_interval_hours`.
+    pub time: bool,
+    /// `operations_<n>`: every `checkpoint.operation_interval` operations.
+    pub operations: bool,
+    /// `phase_complete_<phase>`.
+    pub phase: bool,
+    /// `session_end`.
+    pub session_end: bool,
+    /// Anything a person or caller asks for by name (`manual`, the default).
+    pub manual: bool,
+}
+
+impl Default for CheckpointTriggers {
+    fn default() -> Self {
+        CheckpointTriggers {
+            threshold: true,
+            time: true,
+            operations: true,
+            phase: true,
+            session_end: true,
+            manual: true,
+        }
+    }
+}
+
+impl CheckpointTriggers {
+    /// Whether a checkpoint with this trigger name is taken.
+    pub fn allows(&self, trigger: &str) -> bool {
+        if trigger.starts_with("threshold_") || trigger == "emergency_95pct" {
+            self.threshold
+        } else if trigger.starts_with("time_") {
+            self.time
+        } else if trigger.starts_with("operations_") {
+            self.operations
+        } else if trigger.starts_with("phase_complete_") {
+            self.phase
+        } else if trigger == "session_end" {
+            self.session_end
+        } else {
+            self.manual
+        }
+    }
+
+    /// The `[checkpoint]` key that switches `trigger` on or off.
+    pub fn key_for(trigger: &str) -> &'static str {
+        if trigger.starts_with("threshold_") || trigger == "emergency_95pct" {
+            "checkpoint.threshold_based"
+        } else if trigger.starts_with("time_") {
+            "checkpoint.time_based"
+        } else if trigger.starts_with("operations_") {
+            "checkpoint.operation_count_based"
+        } else if trigger.starts_with("phase_complete_") {
+            "checkpoint.phase_completion"
+        } else if trigger == "session_end" {
+            "checkpoint.session_end"
+        } else {
+            "checkpoint.manual"
+        }
+    }
 }
 
 impl EngineConfig {
@@ -136,6 +208,8 @@ impl EngineConfig {
             model: model.to_string(),
             keep_versions: 10,
             epoch_budget_ppm: 400_000,
+            checkpoints: CheckpointTriggers::default(),
+            compression_ratio_ppm: crate::compress::SEED_RATIO_PPM,
         }
     }
 
@@ -308,9 +382,10 @@ impl View {
 impl<S: EngineStore> Engine<S> {
     pub fn new(memory: Memory<S>, cfg: EngineConfig) -> Engine<S> {
         Engine {
+            summarizer: Box::new(Extractive::with_ratio(cfg.compression_ratio_ppm)),
             memory,
             cfg,
-            summarizer: Box::new(Extractive),
+
             write: Mutex::new(()),
             counts: crate::tokens::CountCache::default(),
             common: crate::assemble::retrieve::CommonWords::default(),

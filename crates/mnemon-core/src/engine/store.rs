@@ -79,7 +79,7 @@ pub struct HotRestore {
 pub struct EngineCommit {
     /// Written only if the stored state is still at `expected_version`
     /// (`None`: no state row yet); otherwise the commit fails with
-    /// [`StoreError::Invalid`] starting with [`STATE_CONFLICT`].
+    /// [`StoreError::StateConflict`] and writes nothing.
     pub state: Option<(Option<u64>, EngineState)>,
     pub calibration: Option<(String, Calibration)>,
     pub operation: Option<OperationDraft>,
@@ -95,10 +95,6 @@ pub struct EngineCommit {
     pub substitutions: Vec<Substitution>,
     pub artifacts: Vec<Artifact>,
 }
-
-/// Prefix of the error a commit returns when another writer moved the
-/// engine state first; the engine re-reads and retries.
-pub const STATE_CONFLICT: &str = "engine state changed";
 
 pub trait EngineStore: Store {
     fn engine_state(&self, agent: &str) -> Result<Option<EngineState>, StoreError>;

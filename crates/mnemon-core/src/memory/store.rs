@@ -35,6 +35,13 @@ pub enum StoreError {
         actual: u64,
         current: Box<HotItem>,
     },
+    /// An engine commit named a state version that another writer (usually
+    /// another process) had already replaced; nothing was written. The
+    /// engine reads the state again and re-evaluates.
+    #[error(
+        "engine state changed for agent `{agent}`: another writer committed first; nothing was written"
+    )]
+    StateConflict { agent: String },
     #[error("{0}")]
     Invalid(String),
     #[error("{path} is not a mnemon database: {reason}")]

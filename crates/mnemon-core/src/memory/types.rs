@@ -111,6 +111,18 @@ pub struct NewOperation {
     pub status: Option<String>,
 }
 
+impl NewOperation {
+    /// An operation of type `kind` carrying `data`; everything else is
+    /// counted, scored or taken from the session.
+    pub fn new(kind: impl Into<String>, data: serde_json::Value) -> NewOperation {
+        NewOperation {
+            kind: kind.into(),
+            data,
+            ..NewOperation::default()
+        }
+    }
+}
+
 /// An operation ready to store: everything but the id and position, which
 /// the store assigns.
 #[derive(Debug, Clone, PartialEq)]
@@ -152,6 +164,18 @@ pub struct NewMessage {
     pub content: String,
     pub agent: Option<String>,
     pub tokens: Option<u64>,
+}
+
+impl NewMessage {
+    /// A turn said by `role`.
+    pub fn new(role: Role, content: impl Into<String>) -> NewMessage {
+        NewMessage {
+            role,
+            content: content.into(),
+            agent: None,
+            tokens: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -1,0 +1,167 @@
+//! Every write that is not an operation or a message: hot context,
+//! decisions, entities and sessions. They go through the engine like
+//! `record` does, so each is accounted for in the window, refused at the
+//! 95 % line when it would cross it, and can trigger zone actions; none
+//! can slip past the engine by calling [`Memory`] directly.
+
+use super::{Engine, EngineError, EngineEvent, EngineStore, Outcome, retry_conflicts};
+use crate::memory::{
+    DecisionRecord, DecisionStatus, Entity, EntityChange, HotItem, HotItemChange, HotKind, Memory,
+    NewDecision, NewEntity, Priority, RestoredSession, Session, StoreError,
+};
+
+/// Framing that the log line of a change adds to its text (the operation's
+/// type and JSON keys), so the 95 % guard does not under-count small items.
+const LOG_LINE_OVERHEAD: u64 = 24;
+
+impl<S: EngineStore> Engine<S> {
+    /// Runs `write` as a record does: a refresh first if `tokens` more
+    /// would reach the 95 % line, a refusal if they do not fit even then,
+    /// and zone actions and checkpoint triggers after the commit. For
+    /// writes of one's own through [`Memory`]; `tokens` is what the write
+    /// will add to the live context.
+    pub fn write<T>(
+        &self,
+        tokens: u64,
+        write: impl FnOnce(&Memory<S>) -> Result<T, StoreError>,
+    ) -> Result<Outcome<T>, EngineError> {
+        self.accept(tokens, None, write)
+    }
+
+    fn estimate(&self, texts: &[&str]) -> u64 {
+        let counter = self.memory.counter();
+        texts
+            .iter()
+            .map(|t| counter.count(t) as u64 + LOG_LINE_OVERHEAD)
+            .sum()
+    }
+
+    /// Adds a goal, constraint, note or decision to the hot context.
+    pub fn add_hot(
+        &self,
+        kind: HotKind,
+        text: &str,
+        detail: Option<&str>,
+        priority: Option<Priority>,
+        parent: Option<&str>,
+    ) -> Result<Outcome<HotItem>, EngineError> {
+        let tokens = self.estimate(&[text, detail.unwrap_or_default()]);
+        self.write(tokens, |m| m.add_hot(kind, text, detail, priority, parent))
+    }
+
+    /// Changes an item read at `version`; a stale version is refused with
+    /// the current item ([`StoreError::Conflict`]).
+    pub fn update_hot(
+        &self,
+        id: &str,
+        version: u64,
+        change: HotItemChange,
+    ) -> Result<Outcome<HotItem>, EngineError> {
+        let tokens = self.estimate(&[change.text.as_deref().unwrap_or_default()]);
+        self.write(tokens, |m| m.update_hot(id, version, change))
+    }
+
+    /// Records a decision: its ADR, a pinned operation and a hot item.
+    pub fn decide(&self, d: &NewDecision) -> Result<Outcome<DecisionRecord>, EngineError> {
+        let tokens = self.decision_tokens(d);
+        self.write(tokens, |m| m.decide(d))
+    }
+
+    /// Replaces `old` with a new decision.
+    pub fn supersede(
+        &self,
+        old: &str,
+        d: &NewDecision,
+    ) -> Result<Outcome<(DecisionRecord, DecisionRecord)>, EngineError> {
+        let tokens = self.decision_tokens(d);
+        self.write(tokens, |m| m.supersede(old, d))
+    }
+
+    /// A decision enters the live context twice: its operation and its hot item.
+    fn decision_tokens(&self, d: &NewDecision) -> u64 {
+        2 * self.estimate(&[&d.title, &d.decision, &d.context])
+    }
+
+    pub fn set_decision_status(
+        &self,
+        id: &str,
+        status: DecisionStatus,
+    ) -> Result<Outcome<DecisionRecord>, EngineError> {
+        self.write(LOG_LINE_OVERHEAD, |m| m.set_decision_status(id, status))
+    }
+
+    pub fn create_entity(&self, e: &NewEntity) -> Result<Outcome<Entity>, EngineError> {
+        let tokens = self.estimate(&[&e.title, e.description.as_deref().unwrap_or_default()]);
+        self.write(tokens, |m| m.create_entity(e))
+    }
+
+    pub fn update_entity(
+        &self,
+        number: u64,
+        change: &EntityChange,
+    ) -> Result<Outcome<Entity>, EngineError> {
+        let tokens = self.estimate(&[change.title.as_deref().unwrap_or_default()]);
+        self.write(tokens, |m| m.update_entity(number, change))
+    }
+
+    pub fn delete_entity(&self, number: u64) -> Result<Outcome<Entity>, EngineError> {
+        self.write(LOG_LINE_OVERHEAD, |m| m.delete_entity(number))
+    }
+
+    /// Starts a session (ending the agent's current one) and moves the
+    /// window to it at once: a new session is a new epoch whose baseline is
+    /// the memory it loads, so `status` right after tells the truth.
+    pub fn start_session(&self, title: Option<&str>) -> Result<Outcome<Session>, EngineError> {
+        self.session_write(|m| m.start_session(title))
+    }
+
+    /// Ends a session without the engine's summary and checkpoint: another
+    /// agent's, or one that is not active. The agent's own active session
+    /// ends with [`Engine::end_session`].
+    pub fn mark_session_ended(&self, id: Option<&str>) -> Result<Outcome<Session>, EngineError> {
+        self.session_write(|m| m.end_session(id))
+    }
+
+    pub fn archive_session(
+        &self,
+        id: Option<&str>,
+        title: Option<&str>,
+    ) -> Result<Outcome<Session>, EngineError> {
+        self.session_write(|m| m.archive_session(id, title))
+    }
+
+    /// Makes `id` the agent's active session again; the window moves to it.
+    pub fn restore_session(&self, id: &str) -> Result<Outcome<RestoredSession>, EngineError> {
+        self.session_write(|m| m.restore_session(id))
+    }
+
+    /// A change of session, then the window moved to whichever session is
+    /// now active (a fresh epoch for it), all under the write lock.
+    fn session_write<T>(
+        &self,
+        write: impl FnOnce(&Memory<S>) -> Result<T, StoreError>,
+    ) -> Result<Outcome<T>, EngineError> {
+        let _g = self.lock();
+        let value = write(&self.memory)?;
+        let mut events = Vec::new();
+        // The write is durable: a contest over the window that outlasts
+        // the retries is left to the next write, never reported as a
+        // failure of this one.
+        let moved = retry_conflicts(|| {
+            let mut v = self.view()?;
+            match v.session.clone() {
+                Some(s) if v.state.session_id.as_deref() != Some(&s.id) => {
+                    self.begin_session_epoch(&mut v, &s)?;
+                    Ok(Some(s.id))
+                }
+                _ => Ok(None),
+            }
+        });
+        match moved {
+            Ok(Some(session_id)) => events.push(EngineEvent::SessionStarted { session_id }),
+            Ok(None) | Err(EngineError::Conflict(_)) => {}
+            Err(e) => return Err(e),
+        }
+        self.outcome(value, events, Vec::new())
+    }
+}

@@ -1,0 +1,85 @@
+//! `mnemon chat` without its terminal: a session of typed lines, each
+//! understood and run by mnemon-core's `Chat`, with the files each reply
+//! changed written here.
+
+use mnemon_core::chat::{Chat, Reply, ReplyKind};
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::writes::Touched;
+use crate::{Mnemon, ProjectEngine, ProjectStore};
+
+/// One chat session over a project, for one agent. Keep it for as long as
+/// the conversation lasts: a question back ("which epic?") is answered by
+/// the next line.
+pub struct ChatSession {
+    mnemon: Mnemon,
+    engine: std::sync::Arc<ProjectEngine>,
+    chat: Chat<'static, ProjectStore>,
+}
+
+impl std::fmt::Debug for ChatSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChatSession")
+            .field("chat", &self.chat)
+            .finish()
+    }
+}
+
+/// A reply and anything that went wrong after its write committed.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChatReply {
+    #[serde(flatten)]
+    pub reply: Reply,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+impl Mnemon {
+    /// A chat session for this handle's agent.
+    pub fn chat(&self) -> Result<ChatSession> {
+        let engine = self.engine()?;
+        Ok(ChatSession {
+            mnemon: self.clone(),
+            chat: Chat::shared(std::sync::Arc::clone(&engine)),
+            engine,
+        })
+    }
+}
+
+impl ChatSession {
+    /// Understands and runs one line; every understood line is recorded.
+    pub fn handle(&mut self, line: &str) -> Result<ChatReply> {
+        let reply = self.chat.handle(line)?;
+        Ok(self.settle(reply))
+    }
+
+    /// Ends the session gracefully: summary, archive, episodic documents
+    /// and a checkpoint.
+    pub fn end(&mut self) -> Result<ChatReply> {
+        let reply = self.chat.end()?;
+        Ok(self.settle(reply))
+    }
+
+    /// Whether the last reply asked a question that the next line answers.
+    pub fn awaiting_answer(&self) -> bool {
+        self.chat.awaiting_answer()
+    }
+
+    pub fn engine(&self) -> &ProjectEngine {
+        &self.engine
+    }
+
+    fn settle(&self, reply: Reply) -> ChatReply {
+        let touched = Touched {
+            decisions: reply.decisions.clone(),
+            sessions: reply.sessions.clone(),
+            checkpoints: reply.checkpoints.clone(),
+            views: reply.recorded.is_some()
+                || !reply.sessions.is_empty()
+                || reply.kind == ReplyKind::Ended,
+        };
+        let warnings = self.mnemon.render(&self.engine, &reply.events, touched);
+        ChatReply { reply, warnings }
+    }
+}

@@ -1,0 +1,109 @@
+//! One error type for every verb, with a class that tells a caller (and
+//! the CLI's exit code) what kind of failure it was.
+
+use mnemon_core::engine::EngineError;
+use mnemon_core::memory::StoreError;
+
+/// What went wrong, typed, so an interface can answer in its own terms
+/// (an exit code, an HTTP status, an MCP error) without reading messages.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// No `.mnemon/` where one was needed.
+    #[error("no .mnemon/ in {0} or any parent directory; run `mnemon init` in your project first")]
+    NoProject(String),
+    #[error(transparent)]
+    Config(#[from] mnemon_core::config::ConfigErrors),
+    #[error(transparent)]
+    Setup(#[from] mnemon_core::setup::SetupError),
+    #[error(transparent)]
+    Plan(#[from] mnemon_core::assemble::PlanError),
+    #[error(transparent)]
+    Checkpoint(#[from] mnemon_core::engine::CheckpointError),
+    #[error(transparent)]
+    Engine(EngineError),
+    #[error(transparent)]
+    Store(StoreError),
+    /// A value given by the caller that is not usable, with what to do.
+    #[error("{0}")]
+    Input(String),
+    /// A file or directory mnemon could not read or write.
+    #[error("{what}: {error}")]
+    Io { what: String, error: std::io::Error },
+}
+
+/// The kind of failure, for exit codes and status codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorClass {
+    /// Bad input, configuration or environment: fix it and run again.
+    Input,
+    /// The store or the filesystem failed (full disk, damaged or read-only
+    /// file, a newer or foreign database): nothing was written.
+    Storage,
+    /// Someone else changed the same thing first (a stale version): read
+    /// it again and reapply the change. Nothing was written.
+    Conflict,
+}
+
+impl ErrorClass {
+    /// The CLI's exit code: 1 input, 3 storage, 4 conflict (2 is clap's
+    /// usage error, 0 success).
+    pub fn exit_code(self) -> u8 {
+        match self {
+            ErrorClass::Input => 1,
+            ErrorClass::Storage => 3,
+            ErrorClass::Conflict => 4,
+        }
+    }
+}
+
+impl Error {
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            Error::Store(e) | Error::Engine(EngineError::Store(e)) => store_class(e),
+            Error::Engine(EngineError::Conflict(_)) => ErrorClass::Conflict,
+            Error::Io { .. } => ErrorClass::Storage,
+            _ => ErrorClass::Input,
+        }
+    }
+
+    pub(crate) fn io(what: impl Into<String>, error: std::io::Error) -> Error {
+        Error::Io {
+            what: what.into(),
+            error,
+        }
+    }
+}
+
+fn store_class(e: &StoreError) -> ErrorClass {
+    match e {
+        StoreError::NotFound { .. } | StoreError::Ambiguous { .. } | StoreError::Invalid(_) => {
+            ErrorClass::Input
+        }
+        StoreError::Conflict { .. } | StoreError::StateConflict { .. } => ErrorClass::Conflict,
+        StoreError::Foreign { .. }
+        | StoreError::NewerSchema { .. }
+        | StoreError::Corrupt { .. }
+        | StoreError::ReadOnly { .. }
+        | StoreError::DiskFull
+        | StoreError::Backend(_) => ErrorClass::Storage,
+    }
+}
+
+impl From<StoreError> for Error {
+    fn from(e: StoreError) -> Error {
+        Error::Store(e)
+    }
+}
+
+impl From<EngineError> for Error {
+    fn from(e: EngineError) -> Error {
+        match e {
+            EngineError::Store(s) => Error::Store(s),
+            EngineError::Checkpoint(c) => Error::Checkpoint(c),
+            other => Error::Engine(other),
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

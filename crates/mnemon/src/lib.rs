@@ -1,0 +1,327 @@
+//! mnemon: a context-window manager and tiered memory for LLM orchestrators
+//! and agents.
+//!
+//! This crate is the front door. It opens a project (a directory with a
+//! `.mnemon/`, an explicit configuration, or nothing but memory), chooses
+//! the storage backend, and hands back one [`Mnemon`] handle whose methods
+//! are the product's verbs: [`record`](Mnemon::record),
+//! [`message`](Mnemon::message), [`context`](Mnemon::context),
+//! [`search`](Mnemon::search), [`status`](Mnemon::status), the hot context,
+//! decisions, entities, sessions, checkpoints, refresh, compaction,
+//! optimization, usage reports and [`chat`](Mnemon::chat). The `mnemon`
+//! command line, the HTTP server and the MCP server are thin adapters over
+//! it, so every interface keeps the same rules.
+//!
+//! Every write goes through the engine: it is counted in the agent's
+//! window, refused at the 95 % line when even a refresh would not make
+//! room, and may trigger zone actions (optimize, checkpoint, refresh). A
+//! write that committed is reported as committed: the work after it
+//! (rendered views, files of checkpoints and artifacts) can only add
+//! [`Written::warnings`], never turn the call into an error.
+//!
+//! ```
+//! use mnemon::{ContextQuery, Mnemon, NewOperation};
+//! use serde_json::json;
+//!
+//! # fn main() -> Result<(), mnemon::Error> {
+//! let m = Mnemon::in_memory()?;
+//! m.record(NewOperation::new("task_execution", json!({"task": 15, "result": "login form done"})))?;
+//! let ctx = m.context(&ContextQuery { budget: Some(400), query: Some("login".into()), ..ContextQuery::default() })?;
+//! assert!(ctx.tokens <= 400);
+//! println!("{} · {}", m.status()?.window.zone.name(), ctx.text);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! [`Mnemon`] is `Send + Sync` and cheap to clone (an `Arc`): give each
+//! thread or async task its own clone. [`Mnemon::for_agent`] gives a handle
+//! whose writes and window belong to another agent of the same project.
+
+mod chat;
+mod clock;
+mod error;
+mod init;
+mod reads;
+mod settings;
+mod status;
+mod views;
+mod writes;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+pub use chat::{ChatReply, ChatSession};
+pub use clock::SystemClock;
+pub use error::{Error, ErrorClass, Result};
+pub use init::{InitOptions, Initialized, init};
+pub use reads::{CheckpointSource, ContextQuery};
+pub use settings::{CONFIG_NAME, DB_NAME, DIR_NAME, Environment, Settings, display_path, load_hf};
+pub use status::{StatusReport, UsageSource, evaluate};
+pub use views::{Views, write_atomically};
+pub use writes::{SessionEnd, Written};
+
+pub use mnemon_core;
+pub use mnemon_core::assemble::{Assembled, Format};
+pub use mnemon_core::engine::{
+    Checkpoint, Compaction, EngineEvent, EngineStatus, OptimizeReport, Resumed, SessionReport,
+};
+pub use mnemon_core::importance::Role;
+pub use mnemon_core::memory::{
+    DecisionRecord, DecisionStatus, Entity, EntityChange, EntityKind, EntityQuery, HotContext,
+    HotItem, HotItemChange, HotKind, HotStatus, Message, MessageQuery, NewDecision, NewEntity,
+    NewMessage, NewOperation, Operation, OperationQuery, Phase, Priority, Session, Timestamp,
+};
+
+use mnemon_core::engine::Engine;
+use mnemon_core::memory::{Clock, Memory};
+use mnemon_core::setup::Setup;
+use mnemon_sqlite::SqliteStore;
+
+/// The store every project of this build uses. A PostgreSQL backend will
+/// join it behind the same storage traits.
+pub type ProjectStore = SqliteStore;
+pub type ProjectEngine = Engine<SqliteStore>;
+pub type ProjectMemory = Memory<SqliteStore>;
+
+/// Where a project's data lives.
+#[derive(Debug)]
+enum Backend {
+    /// `.mnemon/mnemon.db`: each agent's engine opens its own connection,
+    /// so agents read in parallel (WAL) and writers queue on SQLite's lock.
+    File(PathBuf),
+    /// One in-memory database shared by every agent of the handle.
+    Memory(SqliteStore),
+}
+
+struct Inner {
+    settings: Settings,
+    setup: Setup,
+    backend: Backend,
+    clock: Arc<dyn Clock>,
+    views: Option<Views>,
+    engines: Mutex<HashMap<String, Arc<ProjectEngine>>>,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mnemon")
+            .field("root", &self.settings.root())
+            .field("backend", &self.backend)
+            .finish()
+    }
+}
+
+/// An open project. Clone it freely; every clone shares the store, the
+/// engines and their caches.
+#[derive(Debug, Clone)]
+pub struct Mnemon {
+    inner: Arc<Inner>,
+    /// The agent this handle acts as; `None` is the project's default
+    /// (`MNEMON_AGENT`, else `orchestrator`).
+    agent: Option<String>,
+}
+
+/// How to open a project: its environment, clock and agent.
+#[derive(Debug, Clone, Default)]
+pub struct OpenOptions {
+    env: Environment,
+    clock: Option<Arc<dyn Clock>>,
+    agent: Option<String>,
+}
+
+impl OpenOptions {
+    /// Defaults, the config file, no environment variables, the system clock.
+    pub fn new() -> OpenOptions {
+        OpenOptions::default()
+    }
+
+    /// As the `mnemon` command runs: `MNEMON_*` variables override the
+    /// file, `MNEMON_NOW` pins the clock, `MNEMON_AGENT` names the agent.
+    pub fn from_process_env() -> Result<OpenOptions> {
+        let env = Environment::from_process()?;
+        let clock: Arc<dyn Clock> = Arc::new(SystemClock::from_env(&env)?);
+        let agent = env.get("MNEMON_AGENT").map(str::to_string);
+        Ok(OpenOptions {
+            env,
+            clock: Some(clock),
+            agent,
+        })
+    }
+
+    pub fn environment(mut self, env: Environment) -> OpenOptions {
+        self.env = env;
+        self
+    }
+
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> OpenOptions {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// The agent the handle acts as by default.
+    pub fn agent(mut self, agent: impl Into<String>) -> OpenOptions {
+        self.agent = Some(agent.into());
+        self
+    }
+
+    pub fn env(&self) -> &Environment {
+        &self.env
+    }
+
+    /// The project whose `.mnemon/` is directly in `root`.
+    pub fn open(self, root: &Path) -> Result<Mnemon> {
+        let settings = Settings::open(root, self.env.clone())?;
+        self.with_settings(settings)
+    }
+
+    /// `dir`'s project if given, else the nearest `.mnemon/` above `cwd`.
+    pub fn discover(self, cwd: &Path, dir: Option<&Path>) -> Result<Mnemon> {
+        let settings = Settings::find(cwd, dir, self.env.clone())?;
+        self.with_settings(settings)
+    }
+
+    /// A project with no files: `config` is a `config.toml` text, or `None`
+    /// for the defaults. Everything lives until the last clone is dropped.
+    pub fn in_memory(self, config: Option<&str>) -> Result<Mnemon> {
+        let settings = Settings::from_text(config, self.env.clone())?;
+        let store = SqliteStore::in_memory()?;
+        self.build(settings, Backend::Memory(store))
+    }
+
+    /// A project whose settings were read already (the CLI reads them
+    /// once per command).
+    pub fn with_settings(self, settings: Settings) -> Result<Mnemon> {
+        let Some(dir) = settings.dir() else {
+            return Err(Error::NoProject(settings.root().display().to_string()));
+        };
+        let db = dir.join(DB_NAME);
+        // Opening migrates a new database once, whoever else opens it.
+        SqliteStore::open(&db)?;
+        self.build(settings, Backend::File(db))
+    }
+
+    fn build(self, settings: Settings, backend: Backend) -> Result<Mnemon> {
+        let setup = settings.setup(None)?;
+        let views = settings.dir().map(|d| {
+            Views::new(
+                d.to_path_buf(),
+                settings.name(),
+                Some(setup.window.effective_max()),
+            )
+        });
+        let clock = self
+            .clock
+            .unwrap_or_else(|| Arc::new(SystemClock::default()));
+        Ok(Mnemon {
+            inner: Arc::new(Inner {
+                settings,
+                setup,
+                backend,
+                clock,
+                views,
+                engines: Mutex::new(HashMap::new()),
+            }),
+            agent: self.agent,
+        })
+    }
+}
+
+impl Mnemon {
+    /// The project in `root/.mnemon/`, with no environment overrides.
+    pub fn open(root: impl AsRef<Path>) -> Result<Mnemon> {
+        OpenOptions::new().open(root.as_ref())
+    }
+
+    /// A project in memory with the default configuration.
+    pub fn in_memory() -> Result<Mnemon> {
+        OpenOptions::new().in_memory(None)
+    }
+
+    /// A handle on the same project acting as `agent`: its own window,
+    /// session and working memory; the project's memory is shared.
+    pub fn for_agent(&self, agent: impl Into<String>) -> Mnemon {
+        Mnemon {
+            inner: Arc::clone(&self.inner),
+            agent: Some(agent.into()),
+        }
+    }
+
+    /// `for_agent` when a name is given, else this handle.
+    pub fn with_agent(&self, agent: Option<&str>) -> Mnemon {
+        match agent {
+            Some(a) if !a.trim().is_empty() => self.for_agent(a),
+            _ => self.clone(),
+        }
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.inner.settings
+    }
+
+    /// The model, window and profile in force.
+    pub fn setup(&self) -> &Setup {
+        &self.inner.setup
+    }
+
+    /// `.mnemon/`, or `None` for a project in memory.
+    pub fn dir(&self) -> Option<&Path> {
+        self.inner.settings.dir()
+    }
+
+    /// The engine of this handle's agent, made on first use and kept.
+    pub fn engine(&self) -> Result<Arc<ProjectEngine>> {
+        let name = self.agent.clone().unwrap_or_default();
+        let mut engines = self.inner.engines.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(e) = engines.get(&name) {
+            return Ok(Arc::clone(e));
+        }
+        let e = Arc::new(self.new_engine()?);
+        engines.insert(name, Arc::clone(&e));
+        Ok(e)
+    }
+
+    fn new_engine(&self) -> Result<ProjectEngine> {
+        let inner = &self.inner;
+        let store = match &inner.backend {
+            Backend::File(path) => SqliteStore::open(path)?,
+            Backend::Memory(store) => store.clone(),
+        };
+        let setup = &inner.setup;
+        let counter = inner.settings.counter(&setup.tokenizer)?;
+        let limits = (
+            setup.profile.working_memory_max_operations.value as usize,
+            setup.profile.working_memory_max_tokens.value,
+        );
+        let memory = Memory::new(
+            store,
+            counter,
+            Arc::clone(&inner.clock),
+            self.agent.as_deref(),
+            limits,
+        );
+        let cfg = setup.engine_config(&inner.settings.loaded().config);
+        Ok(Engine::new(memory, cfg))
+    }
+
+    pub(crate) fn views(&self) -> Option<&Views> {
+        self.inner.views.as_ref()
+    }
+
+    pub(crate) fn keep_versions(&self) -> u64 {
+        self.inner.settings.loaded().config.episodic.keep_versions
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_handle_is_shareable_across_threads_and_tasks() {
+        fn shareable<T: Send + Sync + Clone + 'static>() {}
+        fn movable<T: Send + 'static>() {}
+        shareable::<Mnemon>();
+        movable::<ChatSession>();
+    }
+}

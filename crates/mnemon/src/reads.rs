@@ -1,0 +1,195 @@
+//! The verbs that read: what to send, search, the log, the tiers.
+
+use std::path::Path;
+
+use mnemon_core::assemble::retrieve::Ranked;
+use mnemon_core::assemble::{Assembled, Format};
+use mnemon_core::engine::{ContextRequest, EngineStore, StoredCheckpoint};
+use mnemon_core::memory::{
+    DecisionRecord, DecisionStore, DocKind, Document, DocumentStore, Entity, EntityQuery,
+    EntityStore, HotContext, Message, MessageQuery, Operation, OperationQuery, Session,
+    SessionStore, StoreError,
+};
+
+use crate::Mnemon;
+use crate::error::{Error, Result};
+
+/// What to assemble: `mnemon context`'s options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextQuery {
+    /// Tokens the result may take at most. `None`: the plan's own budget,
+    /// else what the window has left.
+    pub budget: Option<u64>,
+    /// A preset (`tiers`, `qa`, `conversation`, `router`, `planner`,
+    /// `phase:<name>`) or a plan from `[plans.<name>]`.
+    pub preset: String,
+    /// Words to retrieve for; `None` assembles the tiers alone.
+    pub query: Option<String>,
+    pub format: Format,
+}
+
+impl Default for ContextQuery {
+    fn default() -> Self {
+        ContextQuery {
+            budget: None,
+            preset: "tiers".into(),
+            query: None,
+            format: Format::Markdown,
+        }
+    }
+}
+
+/// A checkpoint's text and where it was read from.
+#[derive(Debug, Clone)]
+pub struct CheckpointSource {
+    pub json: String,
+    /// The file's path, or the id when it came from the database.
+    pub name: String,
+}
+
+impl Mnemon {
+    /// The best context that fits the budget exactly, for this agent.
+    pub fn context(&self, q: &ContextQuery) -> Result<Assembled> {
+        let plan = self.settings().loaded().config.plan(&q.preset)?;
+        let e = self.engine()?;
+        Ok(e.context(&ContextRequest {
+            plan,
+            budget: q.budget,
+            query: q.query.clone(),
+            format: q.format,
+            chat: self.setup().chat_format,
+        })?)
+    }
+
+    /// Ranked matches across every tier.
+    pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Ranked>> {
+        Ok(self.engine()?.search(query, limit)?)
+    }
+
+    /// Operations, most recent first. A `session_id` may be a prefix.
+    pub fn recent(&self, q: &OperationQuery) -> Result<Vec<Operation>> {
+        let e = self.engine()?;
+        let m = e.memory();
+        let session_id = match &q.session_id {
+            Some(id) => Some(m.store().session(id)?.id),
+            None => None,
+        };
+        Ok(m.recent(&OperationQuery {
+            session_id,
+            ..q.clone()
+        })?)
+    }
+
+    /// Messages, most recent first.
+    pub fn messages(&self, q: &MessageQuery) -> Result<Vec<Message>> {
+        Ok(self.engine()?.memory().recent_messages(q)?)
+    }
+
+    /// The live hot context.
+    pub fn hot(&self) -> Result<HotContext> {
+        Ok(self.engine()?.memory().hot()?)
+    }
+
+    pub fn decision(&self, id: &str) -> Result<DecisionRecord> {
+        Ok(self.engine()?.memory().store().decision(id)?)
+    }
+
+    /// Most recent first.
+    pub fn decisions(&self, limit: Option<usize>) -> Result<Vec<DecisionRecord>> {
+        Ok(self.engine()?.memory().store().decisions(limit)?)
+    }
+
+    pub fn entity(&self, number: u64) -> Result<Entity> {
+        Ok(self.engine()?.memory().store().entity(number)?)
+    }
+
+    pub fn entities(&self, q: &EntityQuery) -> Result<Vec<Entity>> {
+        Ok(self.engine()?.memory().store().entities(q)?)
+    }
+
+    /// A session by id or prefix, or this agent's active one.
+    pub fn session(&self, id: Option<&str>) -> Result<Session> {
+        let e = self.engine()?;
+        let m = e.memory();
+        Ok(match id {
+            Some(id) => m.store().session(id)?,
+            None => m
+                .store()
+                .active_session(m.agent())?
+                .ok_or_else(|| StoreError::NotFound {
+                    what: "active session",
+                    id: m.agent().to_string(),
+                })?,
+        })
+    }
+
+    /// Most recently active first.
+    pub fn sessions(&self, limit: usize) -> Result<Vec<Session>> {
+        Ok(self.engine()?.memory().store().sessions(limit)?)
+    }
+
+    /// Stored checkpoints, newest first.
+    pub fn checkpoints(&self, limit: usize) -> Result<Vec<StoredCheckpoint>> {
+        Ok(self.engine()?.memory().store().checkpoints(limit)?)
+    }
+
+    pub fn stored_checkpoint(&self, id: &str) -> Result<StoredCheckpoint> {
+        Ok(self.engine()?.memory().store().checkpoint(id)?)
+    }
+
+    /// A checkpoint's text: `id_or_path` as a `.json` file, else the
+    /// project's `checkpoints/<id>.json`, else the database's copy.
+    pub fn checkpoint_source(&self, id_or_path: &str) -> Result<CheckpointSource> {
+        let read = |p: &Path| {
+            std::fs::read_to_string(p)
+                .map_err(|e| Error::io(format!("cannot read {}", p.display()), e))
+        };
+        let as_path = Path::new(id_or_path);
+        if id_or_path.ends_with(".json") && as_path.exists() {
+            return Ok(CheckpointSource {
+                json: read(as_path)?,
+                name: as_path.display().to_string(),
+            });
+        }
+        if let Some(dir) = self.dir() {
+            let file = dir.join("checkpoints").join(format!("{id_or_path}.json"));
+            if file.exists() {
+                return Ok(CheckpointSource {
+                    json: read(&file)?,
+                    name: crate::display_path(&file),
+                });
+            }
+        }
+        let stored = self.stored_checkpoint(id_or_path)?;
+        Ok(CheckpointSource {
+            json: stored.json,
+            name: id_or_path.to_string(),
+        })
+    }
+
+    /// An episodic document. The current version is regenerated first (and
+    /// its file written), so it is never stale.
+    pub fn document(&self, kind: DocKind, version: Option<u64>) -> Result<Document> {
+        let e = self.engine()?;
+        let m = e.memory();
+        let docs = m.refresh_documents(self.keep_versions())?;
+        if let Some(views) = self.views() {
+            views.write_documents(m, &docs)?;
+        }
+        Ok(m.store().document(kind, version)?)
+    }
+
+    /// Rewrites every rendered file from the database; how many.
+    pub fn export(&self) -> Result<usize> {
+        let e = self.engine()?;
+        match self.views() {
+            Some(v) => v.export(e.memory(), self.keep_versions()),
+            None => Ok(0),
+        }
+    }
+
+    /// Compaction audits, newest first.
+    pub fn compactions(&self, limit: usize) -> Result<Vec<mnemon_core::engine::CompactionRecord>> {
+        Ok(self.engine()?.memory().store().compactions(limit)?)
+    }
+}

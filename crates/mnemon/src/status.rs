@@ -1,0 +1,134 @@
+//! "Where am I?": the window, zone, action and profile, and where each
+//! number came from.
+
+use mnemon_core::engine::EngineStatus;
+use mnemon_core::models::ModelSpec;
+use mnemon_core::profile::ProfileParams;
+use mnemon_core::setup::{ProfileSource, WindowSource};
+use mnemon_core::tokens::ChatFormat;
+use mnemon_core::window::{Action, WindowStatus};
+use serde::Serialize;
+
+use crate::Mnemon;
+use crate::error::Result;
+use crate::settings::{Settings, display_path};
+
+/// Where the usage figure came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UsageSource {
+    /// The caller gave it (`--used`).
+    Given,
+    /// The provider's last report plus what was recorded since.
+    ProviderReport,
+    /// The epoch's baseline plus what was recorded since, calibrated.
+    Calibrated,
+    /// The epoch's baseline plus what was recorded since.
+    Counted,
+    /// No project: nothing has been recorded.
+    NoProject,
+}
+
+impl UsageSource {
+    pub fn describe(self) -> &'static str {
+        match self {
+            UsageSource::Given => "given",
+            UsageSource::ProviderReport => "provider report + added since",
+            UsageSource::Calibrated => "baseline + added, calibrated",
+            UsageSource::Counted => "baseline + added",
+            UsageSource::NoProject => "no project: nothing recorded",
+        }
+    }
+}
+
+/// Everything `mnemon status` shows.
+#[derive(Debug, Clone, Serialize)]
+pub struct StatusReport {
+    pub project: Option<String>,
+    pub model: Option<ModelSpec>,
+    pub window_source: WindowSource,
+    pub tokenizer: TokenizerInfo,
+    pub chat_format: ChatFormatInfo,
+    pub usage_source: UsageSource,
+    /// The engine's accounting, when a project's live usage was read.
+    pub engine: Option<EngineStatus>,
+    pub window: WindowStatus,
+    pub recommended_action: Action,
+    pub profile: ProfileInfo,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TokenizerInfo {
+    pub name: String,
+    pub exact: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ChatFormatInfo {
+    pub name: String,
+    pub format: ChatFormat,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ProfileInfo {
+    pub name: mnemon_core::profile::ProfileName,
+    pub source: ProfileSource,
+    pub parameters: ProfileParams,
+}
+
+/// The status for `model` (else the configured one) at `used` tokens, or
+/// at the engine's live usage when `engine` is given and `used` is not.
+pub fn evaluate(
+    settings: &Settings,
+    model: Option<&str>,
+    used: Option<u64>,
+    engine: Option<EngineStatus>,
+) -> Result<StatusReport> {
+    let setup = settings.setup(model)?;
+    let counter = settings.counter(&setup.tokenizer)?;
+    let usage_source = match (used, &engine) {
+        (Some(_), _) => UsageSource::Given,
+        (None, Some(s)) if s.reported.is_some() => UsageSource::ProviderReport,
+        (None, Some(s)) if s.calibration_samples > 0 => UsageSource::Calibrated,
+        (None, Some(_)) => UsageSource::Counted,
+        (None, None) => UsageSource::NoProject,
+    };
+    let used = used.or(engine.as_ref().map(|s| s.window.used)).unwrap_or(0);
+    let window = setup.window.status(used);
+    Ok(StatusReport {
+        project: settings.dir().map(display_path),
+        window_source: setup.window_source,
+        tokenizer: TokenizerInfo {
+            name: counter.name().to_string(),
+            exact: counter.is_exact(),
+        },
+        chat_format: ChatFormatInfo {
+            name: setup.chat_format_name.clone(),
+            format: setup.chat_format,
+        },
+        usage_source,
+        engine,
+        recommended_action: window.action,
+        window,
+        profile: ProfileInfo {
+            name: setup.profile.name,
+            source: setup.profile_source,
+            parameters: setup.profile.clone(),
+        },
+        warnings: setup.warnings.clone(),
+        model: setup.model,
+    })
+}
+
+impl Mnemon {
+    /// Where this agent's window stands now. Reads only.
+    pub fn status(&self) -> Result<EngineStatus> {
+        Ok(self.engine()?.status()?)
+    }
+
+    /// The full status report with this agent's live usage.
+    pub fn report(&self) -> Result<StatusReport> {
+        evaluate(self.settings(), None, None, Some(self.status()?))
+    }
+}

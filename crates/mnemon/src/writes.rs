@@ -1,0 +1,419 @@
+//! The verbs that change memory. Each goes through the agent's engine (so
+//! it is accounted for in the window, guarded by the 95 % line and may
+//! trigger zone actions), then renders what it changed. Once the store has
+//! committed, nothing can turn the call into an error: a view that could
+//! not be written becomes a warning on the result.
+
+use mnemon_core::engine::{Checkpoint, EngineEvent, EngineStatus, Outcome, SessionReport};
+use mnemon_core::memory::{
+    DecisionRecord, DecisionStatus, Entity, EntityChange, HotItem, HotItemChange, HotKind,
+    HotStore, Message, NewDecision, NewEntity, NewMessage, NewOperation, Operation, Priority,
+    RestoredSession, Session, SessionStore,
+};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::{Mnemon, ProjectEngine};
+
+/// What a write stored, what the engine did on its own because of it, the
+/// window after it, and anything that went wrong after the commit.
+#[derive(Debug, Clone, Serialize)]
+pub struct Written<T> {
+    pub value: T,
+    pub events: Vec<EngineEvent>,
+    pub status: EngineStatus,
+    /// Problems after the commit (a view not rendered, say). The write
+    /// itself is durable; `mnemon export` renders every view again.
+    pub warnings: Vec<String>,
+}
+
+impl<T> Written<T> {
+    fn map<U>(self, f: impl FnOnce(T) -> U) -> Written<U> {
+        Written {
+            value: f(self.value),
+            events: self.events,
+            status: self.status,
+            warnings: self.warnings,
+        }
+    }
+}
+
+/// How a session ended.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "ended", rename_all = "snake_case")]
+pub enum SessionEnd {
+    /// The agent's own active session: checkpoint, summary, archive,
+    /// episodic documents, a fresh epoch.
+    Summarized { report: SessionReport },
+    /// Another agent's session, or one that was not active: marked ended.
+    Marked { session: Session },
+}
+
+/// Files a write changed besides the session and documents.
+#[derive(Default)]
+pub(crate) struct Touched {
+    pub decisions: Vec<DecisionRecord>,
+    pub sessions: Vec<String>,
+    pub checkpoints: Vec<Checkpoint>,
+    /// Whether the session file and the episodic documents need rendering.
+    pub views: bool,
+}
+
+impl Mnemon {
+    /// Renders what a committed write changed; every failure is a warning.
+    pub(crate) fn settle<T>(
+        &self,
+        e: &ProjectEngine,
+        out: Outcome<T>,
+        mut touched: Touched,
+    ) -> Written<T> {
+        touched.checkpoints.extend(out.checkpoints);
+        let warnings = self.render(e, &out.events, touched);
+        Written {
+            value: out.value,
+            events: out.events,
+            status: out.status,
+            warnings,
+        }
+    }
+
+    pub(crate) fn render(
+        &self,
+        e: &ProjectEngine,
+        events: &[EngineEvent],
+        touched: Touched,
+    ) -> Vec<String> {
+        let Some(views) = self.views() else {
+            return Vec::new();
+        };
+        let m = e.memory();
+        let mut warnings = Vec::new();
+        let mut note = |r: Result<()>| {
+            if let Err(err) = r {
+                warnings.push(format!(
+                    "the write is stored, but a view under .mnemon/ was not updated ({err}); `mnemon export` writes them all again"
+                ));
+            }
+        };
+        note(views.write_checkpoints(m, &touched.checkpoints));
+        for ev in events {
+            if let EngineEvent::Optimized { artifacts, .. } = ev {
+                note(views.write_artifacts(m, Some(artifacts)).map(drop));
+            }
+        }
+        for d in &touched.decisions {
+            note(views.write_decision(d));
+        }
+        for s in &touched.sessions {
+            note(views.write_session(m, s));
+        }
+        if touched.views {
+            note(views.refresh(m, self.keep_versions()));
+        }
+        warnings
+    }
+
+    fn written<T>(&self, e: &ProjectEngine, out: Outcome<T>) -> Written<T> {
+        self.settle(
+            e,
+            out,
+            Touched {
+                views: true,
+                ..Touched::default()
+            },
+        )
+    }
+
+    /// Records an operation in the agent's live context. Durable on return.
+    pub fn record(&self, op: NewOperation) -> Result<Written<Operation>> {
+        let e = self.engine()?;
+        let op = NewOperation {
+            agent: op.agent.or_else(|| self.agent.clone()),
+            ..op
+        };
+        let out = e.record(op)?;
+        Ok(self.written(&e, out))
+    }
+
+    /// Records a turn of the conversation.
+    pub fn message(&self, msg: NewMessage) -> Result<Written<Message>> {
+        if msg.content.trim().is_empty() {
+            return Err(Error::Input(
+                "the message is empty; give its text as an argument or on standard input".into(),
+            ));
+        }
+        let e = self.engine()?;
+        let msg = NewMessage {
+            agent: msg.agent.or_else(|| self.agent.clone()),
+            ..msg
+        };
+        let out = e.message(msg)?;
+        Ok(self.written(&e, out))
+    }
+
+    /// Adds a goal, constraint, note or key decision to the hot context.
+    pub fn add_hot(
+        &self,
+        kind: HotKind,
+        text: &str,
+        priority: Option<Priority>,
+        parent: Option<&str>,
+    ) -> Result<Written<HotItem>> {
+        let e = self.engine()?;
+        let out = e.add_hot(kind, text, None, priority, parent)?;
+        Ok(self.written(&e, out))
+    }
+
+    /// Changes a hot item. With `version`, the change applies only if the
+    /// item is still at it (else a conflict carrying the current item);
+    /// without, it applies to the current version.
+    pub fn update_hot(
+        &self,
+        id: &str,
+        version: Option<u64>,
+        change: HotItemChange,
+    ) -> Result<Written<HotItem>> {
+        let e = self.engine()?;
+        let version = match version {
+            Some(v) => v,
+            None => e.memory().store().hot_item(id)?.version,
+        };
+        let out = e.update_hot(id, version, change)?;
+        Ok(self.written(&e, out))
+    }
+
+    /// Records a decision: its ADR file, a pinned operation, a hot item.
+    pub fn decide(&self, d: &NewDecision) -> Result<Written<DecisionRecord>> {
+        let e = self.engine()?;
+        let out = e.decide(d)?;
+        let touched = Touched {
+            decisions: vec![out.value.clone()],
+            views: true,
+            ..Touched::default()
+        };
+        Ok(self.settle(&e, out, touched))
+    }
+
+    /// Replaces decision `old`; returns the old and the new record.
+    pub fn supersede(
+        &self,
+        old: &str,
+        d: &NewDecision,
+    ) -> Result<Written<(DecisionRecord, DecisionRecord)>> {
+        let e = self.engine()?;
+        let out = e.supersede(old, d)?;
+        let touched = Touched {
+            decisions: vec![out.value.0.clone(), out.value.1.clone()],
+            views: true,
+            ..Touched::default()
+        };
+        Ok(self.settle(&e, out, touched))
+    }
+
+    /// Moves a decision along its lifecycle. Superseding needs the new
+    /// decision: use [`Mnemon::supersede`].
+    pub fn set_decision_status(
+        &self,
+        id: &str,
+        status: DecisionStatus,
+    ) -> Result<Written<DecisionRecord>> {
+        if status == DecisionStatus::Superseded {
+            return Err(Error::Input(format!(
+                "use `mnemon decision supersede {id} ...` to name the decision that replaces it"
+            )));
+        }
+        let e = self.engine()?;
+        let out = e.set_decision_status(id, status)?;
+        let touched = Touched {
+            decisions: vec![out.value.clone()],
+            views: true,
+            ..Touched::default()
+        };
+        Ok(self.settle(&e, out, touched))
+    }
+
+    pub fn create_entity(&self, new: &NewEntity) -> Result<Written<Entity>> {
+        let e = self.engine()?;
+        let out = e.create_entity(new)?;
+        Ok(self.written(&e, out))
+    }
+
+    pub fn update_entity(&self, number: u64, change: &EntityChange) -> Result<Written<Entity>> {
+        let e = self.engine()?;
+        let out = e.update_entity(number, change)?;
+        Ok(self.written(&e, out))
+    }
+
+    pub fn delete_entity(&self, number: u64) -> Result<Written<Entity>> {
+        let e = self.engine()?;
+        let out = e.delete_entity(number)?;
+        Ok(self.written(&e, out))
+    }
+
+    /// Starts a session for this handle's agent, ending its current one.
+    pub fn start_session(&self, title: Option<&str>) -> Result<Written<Session>> {
+        let e = self.engine()?;
+        let m = e.memory();
+        let previous = m.store().active_session(m.agent())?;
+        let out = e.start_session(title)?;
+        let mut sessions: Vec<String> = previous.into_iter().map(|p| p.id).collect();
+        sessions.push(out.value.id.clone());
+        let touched = Touched {
+            sessions,
+            views: true,
+            ..Touched::default()
+        };
+        Ok(self.settle(&e, out, touched))
+    }
+
+    /// Ends a session. The agent's own active one (`id` of `None`, or its
+    /// id) is summarized, archived and checkpointed; any other is marked
+    /// ended.
+    pub fn end_session(&self, id: Option<&str>) -> Result<Written<SessionEnd>> {
+        let e = self.engine()?;
+        let m = e.memory();
+        let active = m.store().active_session(m.agent())?;
+        let own = match (id, &active) {
+            (None, _) => true,
+            (Some(id), Some(a)) => m.store().session(id)?.id == a.id,
+            (Some(_), None) => false,
+        };
+        if own {
+            let out = e.end_session()?;
+            let touched = Touched {
+                sessions: vec![out.value.session_id.clone()],
+                views: true,
+                ..Touched::default()
+            };
+            let w = self.settle(&e, out, touched);
+            return Ok(w.map(|report| SessionEnd::Summarized { report }));
+        }
+        let out = e.mark_session_ended(id)?;
+        let touched = Touched {
+            sessions: vec![out.value.id.clone()],
+            views: true,
+            ..Touched::default()
+        };
+        let w = self.settle(&e, out, touched);
+        Ok(w.map(|session| SessionEnd::Marked { session }))
+    }
+
+    /// Archives a session as a fragment that can be restored later.
+    pub fn archive_session(
+        &self,
+        id: Option<&str>,
+        title: Option<&str>,
+    ) -> Result<Written<Session>> {
+        let e = self.engine()?;
+        let out = e.archive_session(id, title)?;
+        let touched = Touched {
+            sessions: vec![out.value.id.clone()],
+            views: true,
+            ..Touched::default()
+        };
+        Ok(self.settle(&e, out, touched))
+    }
+
+    /// Makes a session the agent's active one again: hot context, the last
+    /// ten messages and the summary come back.
+    pub fn restore_session(&self, id: &str) -> Result<Written<RestoredSession>> {
+        let e = self.engine()?;
+        let m = e.memory();
+        let previous = m.store().active_session(m.agent())?;
+        let out = e.restore_session(id)?;
+        let sessions = previous
+            .into_iter()
+            .map(|p| p.id)
+            .filter(|p| *p != out.value.session.id)
+            .collect();
+        let touched = Touched {
+            sessions,
+            views: true,
+            ..Touched::default()
+        };
+        Ok(self.settle(&e, out, touched))
+    }
+
+    /// A checkpoint now, in ADR-018's format, written to `checkpoints/`.
+    pub fn checkpoint(&self, trigger: &str) -> Result<Written<Checkpoint>> {
+        let e = self.engine()?;
+        let cp = e.checkpoint(trigger)?;
+        let out = Outcome {
+            status: e.status()?,
+            events: vec![EngineEvent::CheckpointCreated {
+                id: cp.id.clone(),
+                trigger: cp.trigger.clone(),
+            }],
+            checkpoints: vec![cp.clone()],
+            value: cp,
+        };
+        Ok(self.settle(&e, out, Touched::default()))
+    }
+
+    /// Checkpoint, working memory into the session summary, a new epoch.
+    pub fn refresh(&self) -> Result<Written<()>> {
+        let e = self.engine()?;
+        let out = e.refresh("manual")?;
+        Ok(self.written(&e, out))
+    }
+
+    /// Compresses the session log (pinned items verbatim); a dry run
+    /// changes nothing and shows the audit.
+    pub fn compact(&self, dry_run: bool) -> Result<Written<mnemon_core::engine::Compaction>> {
+        let e = self.engine()?;
+        let c = e.compact(dry_run)?;
+        let out = Outcome {
+            status: e.status()?,
+            events: Vec::new(),
+            checkpoints: Vec::new(),
+            value: c,
+        };
+        let touched = Touched {
+            views: !dry_run,
+            ..Touched::default()
+        };
+        Ok(self.settle(&e, out, touched))
+    }
+
+    /// Design v2's five techniques on the live context.
+    pub fn optimize(&self, dry_run: bool) -> Result<Written<mnemon_core::engine::OptimizeReport>> {
+        let e = self.engine()?;
+        let out = e.optimize(dry_run)?;
+        if dry_run {
+            return Ok(self.settle(&e, out, Touched::default()));
+        }
+        let artifacts = out.value.artifacts.clone();
+        let mut w = self.written(&e, out);
+        if let Some(views) = self.views()
+            && let Err(err) = views.write_artifacts(e.memory(), Some(&artifacts))
+        {
+            w.warnings.push(format!(
+                "the optimization is stored, but its files were not written ({err}); `mnemon export` writes them again"
+            ));
+        }
+        Ok(w)
+    }
+
+    /// The provider's prompt-token count becomes the usage and calibrates
+    /// later estimates for this model.
+    pub fn report_usage(&self, prompt_tokens: u64) -> Result<EngineStatus> {
+        Ok(self.engine()?.report_usage(prompt_tokens)?)
+    }
+
+    /// Restores working memory, hot context, session and window state from
+    /// a checkpoint: its file when there is one (so a damaged or edited
+    /// file is refused), else the database's copy.
+    pub fn resume(&self, id_or_path: &str) -> Result<Written<mnemon_core::engine::Resumed>> {
+        let e = self.engine()?;
+        let source = self.checkpoint_source(id_or_path)?;
+        let cp = Checkpoint::from_json(&source.json, &source.name)?;
+        let r = e.resume(&cp)?;
+        let out = Outcome {
+            status: e.status()?,
+            events: Vec::new(),
+            checkpoints: Vec::new(),
+            value: r,
+        };
+        Ok(self.written(&e, out))
+    }
+}
