@@ -114,6 +114,33 @@ fn eight_processes_times_500_writes_lose_nothing() {
     assert_eq!(store.integrity_check().unwrap(), "ok");
 }
 
+/// Processes that open a project whose database does not exist yet, all
+/// at once: the first migrates it, the others wait for the lock and find it
+/// migrated. None fails with a half-created schema.
+#[test]
+fn processes_creating_one_database_together_all_succeed() {
+    for round in 0..3 {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("mnemon.db");
+        let children: Vec<_> = (0..8)
+            .map(|p| child(&db, &format!("first-{p}"), 5))
+            .collect();
+        for c in children {
+            let out = c.wait_with_output().unwrap();
+            assert!(out.status.success(), "round {round}: a child failed");
+        }
+        let store = SqliteStore::open(&db).unwrap();
+        let ops = store
+            .operations(&OperationQuery {
+                kind: Some("stress".into()),
+                ..OperationQuery::default()
+            })
+            .unwrap();
+        assert_eq!(ops.len(), 40, "round {round}: every write landed once");
+        assert_eq!(store.integrity_check().unwrap(), "ok");
+    }
+}
+
 #[test]
 fn sigkill_at_random_points_loses_no_acknowledged_write() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,0 +1,201 @@
+//! The library handle as its users hold it: every kind of write through the
+//! engine, agents that share memory but not windows, views that never turn
+//! a committed write into a failure, and many handles on one project.
+
+use std::path::Path;
+
+use mnemon::{
+    ContextQuery, EngineEvent, ErrorClass, HotKind, Mnemon, NewDecision, NewOperation, OpenOptions,
+    OperationQuery,
+};
+use serde_json::json;
+
+fn small() -> Mnemon {
+    OpenOptions::new()
+        .in_memory(Some("[context_window]\nmax_tokens = 4096\n"))
+        .unwrap()
+}
+
+fn note(i: usize) -> String {
+    format!("fact {i}: the staging cluster rotates its certificates every ninety days at noon UTC")
+}
+
+#[test]
+fn hot_context_writes_are_accounted_and_trigger_zone_actions() {
+    let m = small();
+    let mut zone_change = None;
+    for i in 0..200 {
+        let out = m.add_hot(HotKind::Note, &note(i), None, None).unwrap();
+        assert!(out.status.window.used > 0, "the write is in the window");
+        if let Some(e) = out
+            .events
+            .iter()
+            .find(|e| matches!(e, EngineEvent::ZoneChanged { .. }))
+        {
+            zone_change = Some(e.clone());
+            break;
+        }
+    }
+    assert!(
+        zone_change.is_some(),
+        "hot-context writes alone moved the zone"
+    );
+}
+
+#[test]
+fn an_item_larger_than_the_window_is_refused_and_nothing_is_stored() {
+    let m = small();
+    let huge = "word ".repeat(6_000);
+    let err = m.add_hot(HotKind::Note, &huge, None, None).unwrap_err();
+    assert_eq!(err.class(), ErrorClass::Input);
+    assert!(err.to_string().contains("room"), "{err}");
+    assert_eq!(m.hot().unwrap().items.len(), 0);
+    let err = m
+        .decide(&NewDecision {
+            title: "Huge".into(),
+            context: huge.clone(),
+            decision: "keep everything".into(),
+            consequences: Default::default(),
+            alternatives: Vec::new(),
+            assumptions: Vec::new(),
+            status: mnemon::DecisionStatus::Accepted,
+        })
+        .unwrap_err();
+    assert!(err.to_string().contains("room"), "{err}");
+    assert!(m.decisions(None).unwrap().is_empty());
+}
+
+#[test]
+fn agents_share_the_memory_but_each_has_its_window() {
+    let m = Mnemon::in_memory().unwrap();
+    let a = m.for_agent("planner");
+    let b = m.for_agent("coder");
+    a.add_hot(
+        HotKind::Constraint,
+        "No new runtime dependencies",
+        None,
+        None,
+    )
+    .unwrap();
+    for i in 0..5 {
+        b.record(NewOperation::new("task_execution", json!({"task": i})))
+            .unwrap();
+    }
+    assert_eq!(
+        b.hot().unwrap().items.len(),
+        1,
+        "one agent's constraint binds the other"
+    );
+    let (sa, sb) = (a.status().unwrap(), b.status().unwrap());
+    assert_ne!(sa.session_id, sb.session_id);
+    assert!(
+        sb.window.used > sa.window.used,
+        "b's records are in b's window only"
+    );
+    let ctx = b
+        .context(&ContextQuery {
+            budget: Some(600),
+            ..ContextQuery::default()
+        })
+        .unwrap();
+    assert!(ctx.text.contains("No new runtime dependencies"));
+    assert!(ctx.tokens <= 600);
+}
+
+fn project() -> (tempfile::TempDir, Mnemon) {
+    let dir = tempfile::tempdir().unwrap();
+    mnemon::init(dir.path(), &mnemon::InitOptions::default()).unwrap();
+    let m = Mnemon::open(dir.path()).unwrap();
+    (dir, m)
+}
+
+#[test]
+fn a_view_that_cannot_be_written_is_a_warning_and_the_write_stands() {
+    let (dir, m) = project();
+    // `memory/` cannot be created: a file is in its way.
+    std::fs::write(dir.path().join(".mnemon/memory"), "in the way").unwrap();
+    let out = m
+        .record(NewOperation::new("task_execution", json!({"task": 1})))
+        .unwrap();
+    assert!(!out.warnings.is_empty(), "the failed view is reported");
+    assert!(
+        out.warnings[0].contains("mnemon export"),
+        "{:?}",
+        out.warnings
+    );
+    let stored = m.recent(&OperationQuery::default()).unwrap();
+    assert_eq!(
+        stored[0].id, out.value.id,
+        "the write is stored all the same"
+    );
+    std::fs::remove_file(dir.path().join(".mnemon/memory")).unwrap();
+    assert!(m.export().unwrap() > 0);
+    assert!(dir.path().join(".mnemon/memory/project_state.md").is_file());
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap()
+}
+
+#[test]
+fn many_handles_on_one_project_lose_nothing_and_leave_fresh_views() {
+    let (dir, _) = project();
+    let root = dir.path().to_path_buf();
+    let threads: Vec<_> = (0..6)
+        .map(|t| {
+            let root = root.clone();
+            std::thread::spawn(move || {
+                // Each thread opens the project as another process would.
+                let m = Mnemon::open(&root).unwrap().for_agent(format!("agent-{t}"));
+                for i in 0..25 {
+                    let out = m
+                        .record(NewOperation::new("conc", json!({"t": t, "i": i})))
+                        .unwrap();
+                    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+                    if i % 5 == 0 {
+                        let e = m
+                            .create_entity(&mnemon::NewEntity {
+                                kind: mnemon::EntityKind::Task,
+                                title: format!("task {t}-{i}"),
+                                description: None,
+                                priority: None,
+                                parent: None,
+                            })
+                            .unwrap();
+                        assert!(e.warnings.is_empty(), "{:?}", e.warnings);
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let m = Mnemon::open(&root).unwrap();
+    let ops = m
+        .recent(&OperationQuery {
+            kind: Some("conc".into()),
+            limit: Some(1_000),
+            ..OperationQuery::default()
+        })
+        .unwrap();
+    assert_eq!(ops.len(), 150);
+    let tasks = m.entities(&Default::default()).unwrap();
+    let mut numbers: Vec<u64> = tasks.iter().map(|e| e.number).collect();
+    numbers.sort_unstable();
+    assert_eq!(numbers, (1..=30).collect::<Vec<_>>());
+    // The rendered project state is the newest version in the database.
+    let current = m.engine().unwrap().memory().store().clone();
+    use mnemon_core::memory::DocumentStore;
+    let doc = current
+        .document(mnemon_core::memory::DocKind::ProjectState, None)
+        .unwrap();
+    assert_eq!(
+        read(&root.join(".mnemon/memory/project_state.md")),
+        doc.content
+    );
+    let versions = std::fs::read_dir(root.join(".mnemon/memory/versions"))
+        .unwrap()
+        .count();
+    assert!(versions <= 3 * 10, "pruned to keep_versions per document");
+}

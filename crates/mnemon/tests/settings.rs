@@ -1,0 +1,206 @@
+//! Every setting the configuration accepts changes what mnemon does. These
+//! are the ones that were parsed and then ignored: each test changes the
+//! setting and sees the difference.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use mnemon::{EngineEvent, Mnemon, NewOperation, OpenOptions, Phase};
+use mnemon_core::memory::{Clock, Timestamp};
+use serde_json::json;
+
+/// A clock the test moves by hand.
+#[derive(Debug)]
+struct Hand(AtomicI64);
+
+impl Clock for Hand {
+    fn now(&self) -> Timestamp {
+        Timestamp(self.0.load(Ordering::SeqCst))
+    }
+}
+
+const T0: i64 = 1_736_951_400_000;
+
+fn project(config: &str) -> (Mnemon, Arc<Hand>) {
+    let clock = Arc::new(Hand(AtomicI64::new(T0)));
+    let m = OpenOptions::new()
+        .clock(clock.clone())
+        .in_memory(Some(config))
+        .expect("a valid configuration");
+    (m, clock)
+}
+
+fn step(m: &Mnemon, i: usize, phase: Option<Phase>) -> Vec<EngineEvent> {
+    m.record(NewOperation {
+        phase,
+        ..NewOperation::new("task_execution", json!({"task": i, "result": "done"}))
+    })
+    .unwrap()
+    .events
+}
+
+fn checkpoints(events: &[EngineEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            EngineEvent::CheckpointCreated { trigger, .. } => Some(trigger.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn triggers_after_twelve_steps(switch: &str, on: bool) -> Vec<String> {
+    let (m, _) = project(&format!(
+        "[context_window]\nmax_tokens = 128000\n[checkpoint]\noperation_interval = 5\n{switch} = {on}\n"
+    ));
+    (0..12)
+        .flat_map(|i| checkpoints(&step(&m, i, None)))
+        .collect()
+}
+
+#[test]
+fn operation_count_based_switches_the_operation_trigger() {
+    let on = triggers_after_twelve_steps("operation_count_based", true);
+    assert_eq!(on, vec!["operations_5", "operations_5"]);
+    let off = triggers_after_twelve_steps("operation_count_based", false);
+    assert!(off.is_empty(), "{off:?}");
+}
+
+#[test]
+fn time_based_switches_the_time_trigger() {
+    for on in [true, false] {
+        let (m, clock) = project(&format!(
+            "[context_window]\nmax_tokens = 128000\n[checkpoint]\ntime_interval_hours = 1\ntime_based = {on}\n"
+        ));
+        step(&m, 0, None);
+        clock.0.fetch_add(2 * 3_600_000, Ordering::SeqCst);
+        let got = checkpoints(&step(&m, 1, None));
+        if on {
+            assert_eq!(got, vec!["time_1h"]);
+        } else {
+            assert!(got.is_empty(), "{got:?}");
+        }
+    }
+}
+
+#[test]
+fn phase_completion_switches_the_phase_trigger() {
+    for on in [true, false] {
+        let (m, _) = project(&format!(
+            "[context_window]\nmax_tokens = 128000\n[checkpoint]\nphase_completion = {on}\n"
+        ));
+        step(&m, 0, Some(Phase::Planning));
+        let got = checkpoints(&step(&m, 1, Some(Phase::Execution)));
+        if on {
+            assert_eq!(got, vec!["phase_complete_planning"]);
+        } else {
+            assert!(got.is_empty(), "{got:?}");
+        }
+    }
+}
+
+#[test]
+fn session_end_switches_the_session_end_checkpoint() {
+    for on in [true, false] {
+        let (m, _) = project(&format!(
+            "[context_window]\nmax_tokens = 128000\n[checkpoint]\nsession_end = {on}\n"
+        ));
+        step(&m, 0, None);
+        let ended = m.end_session(None).unwrap();
+        let got = checkpoints(&ended.events);
+        assert_eq!(got.len(), usize::from(on), "{got:?}");
+        assert_eq!(m.checkpoints(10).unwrap().len(), usize::from(on));
+    }
+}
+
+#[test]
+fn manual_off_refuses_a_manual_checkpoint_and_names_the_key() {
+    let (m, _) = project("[checkpoint]\nmanual = false\n");
+    let err = m.checkpoint("manual").unwrap_err();
+    assert_eq!(err.class(), mnemon::ErrorClass::Input);
+    assert!(err.to_string().contains("checkpoint.manual"), "{err}");
+    let (m, _) = project("[checkpoint]\nmanual = true\n");
+    assert_eq!(m.checkpoint("manual").unwrap().value.trigger, "manual");
+}
+
+/// Fills a 4,096-token window with records until the zone reaches orange
+/// and returns every event on the way.
+fn fill_to_orange(threshold_based: bool) -> Vec<EngineEvent> {
+    let (m, _) = project(&format!(
+        "[context_window]\nmax_tokens = 4096\n[checkpoint]\nthreshold_based = {threshold_based}\n"
+    ));
+    let mut events = Vec::new();
+    for i in 0..400 {
+        let out = m
+            .record(NewOperation::new(
+                "task_execution",
+                json!({"task": i, "result": "the parser handles nested lists, quoted strings and escapes now"}),
+            ))
+            .unwrap();
+        let orange = out
+            .events
+            .iter()
+            .any(|e| matches!(e, EngineEvent::ZoneChanged { to, .. } if to.name() == "orange"));
+        events.extend(out.events);
+        if orange {
+            return events;
+        }
+    }
+    panic!("the window never reached orange");
+}
+
+#[test]
+fn threshold_based_switches_the_zone_checkpoints() {
+    let on = checkpoints(&fill_to_orange(true));
+    assert!(on.contains(&"threshold_70pct".to_string()), "{on:?}");
+    let off = checkpoints(&fill_to_orange(false));
+    assert!(!off.iter().any(|t| t.starts_with("threshold_")), "{off:?}");
+}
+
+fn compacted_share(ratio: f64) -> f64 {
+    let (m, _) = project(&format!(
+        "[context_window]\nmax_tokens = 128000\n[session]\ncompression_target_ratio = {ratio}\n"
+    ));
+    // Distinct sentences: near-duplicates would be dropped whatever the ratio.
+    const SYL: [&str; 10] = ["ka", "lo", "mi", "nu", "pe", "ra", "so", "ti", "vo", "ze"];
+    let word = |i: usize, k: usize| {
+        format!(
+            "{}{}{}",
+            SYL[(i + k) % 10],
+            SYL[(i * 3 + k * 7) % 10],
+            SYL[(i / 10 + k * 3) % 10]
+        )
+    };
+    for i in 0..60 {
+        let text = (0..8).map(|k| word(i, k)).collect::<Vec<_>>().join(" ");
+        m.record(NewOperation::new(
+            "task_execution",
+            json!({"result": format!("{text}.")}),
+        ))
+        .unwrap();
+    }
+    let c = m.compact(true).unwrap().value;
+    c.summary.tokens as f64 / c.summary.input_tokens as f64
+}
+
+#[test]
+fn compression_target_ratio_bounds_a_compacted_session_log() {
+    let tight = compacted_share(0.3);
+    let loose = compacted_share(0.9);
+    assert!(tight <= 0.3, "ratio 0.3 kept {tight:.3}");
+    assert!(loose <= 0.9, "ratio 0.9 kept {loose:.3}");
+    assert!(
+        loose > tight + 0.1,
+        "0.9 keeps more than 0.3: {loose:.3} vs {tight:.3}"
+    );
+}
+
+#[test]
+fn auto_detect_says_it_has_no_effect_yet() {
+    let (m, _) = project("[context_window]\nauto_detect = true\n");
+    let notes = m.settings().loaded().config.inert_settings();
+    assert_eq!(notes.len(), 1);
+    assert!(notes[0].contains("context_window.auto_detect"));
+    let (m, _) = project("[context_window]\nauto_detect = false\n");
+    assert!(m.settings().loaded().config.inert_settings().is_empty());
+}
