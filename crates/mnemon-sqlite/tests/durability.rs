@@ -88,12 +88,7 @@ fn eight_processes_times_500_writes_lose_nothing() {
     }
     assert_eq!(acked.len(), 4_000);
     let store = SqliteStore::open(&db).unwrap();
-    let ops = store
-        .operations(&OperationQuery {
-            kind: Some("stress".into()),
-            ..OperationQuery::default()
-        })
-        .unwrap();
+    let ops = stress_ops(&store);
     assert_eq!(ops.len(), 4_000, "every write landed");
     let mut pairs: Vec<(String, u64)> = ops
         .iter()
@@ -114,6 +109,15 @@ fn eight_processes_times_500_writes_lose_nothing() {
     assert_eq!(store.integrity_check().unwrap(), "ok");
 }
 
+fn stress_ops(store: &SqliteStore) -> Vec<mnemon_core::memory::Operation> {
+    store
+        .operations(&OperationQuery {
+            kind: Some("stress".into()),
+            ..OperationQuery::default()
+        })
+        .unwrap()
+}
+
 /// Processes that open a project whose database does not exist yet, all
 /// at once: the first migrates it, the others wait for the lock and find it
 /// migrated. None fails with a half-created schema.
@@ -130,13 +134,11 @@ fn processes_creating_one_database_together_all_succeed() {
             assert!(out.status.success(), "round {round}: a child failed");
         }
         let store = SqliteStore::open(&db).unwrap();
-        let ops = store
-            .operations(&OperationQuery {
-                kind: Some("stress".into()),
-                ..OperationQuery::default()
-            })
-            .unwrap();
-        assert_eq!(ops.len(), 40, "round {round}: every write landed once");
+        assert_eq!(
+            stress_ops(&store).len(),
+            40,
+            "round {round}: every write landed once"
+        );
         assert_eq!(store.integrity_check().unwrap(), "ok");
     }
 }

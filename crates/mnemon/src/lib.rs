@@ -40,6 +40,7 @@
 mod chat;
 mod clock;
 mod error;
+pub mod eval;
 mod init;
 mod reads;
 mod settings;
