@@ -204,3 +204,44 @@ fn auto_detect_says_it_has_no_effect_yet() {
     let (m, _) = project("[context_window]\nauto_detect = false\n");
     assert!(m.settings().loaded().config.inert_settings().is_empty());
 }
+
+fn working_memory_line(threshold: u64) -> String {
+    let (m, _) = project(&format!(
+        "[context_window]\nmax_tokens = 128000\n[profile]\nsummarization_threshold_tokens = {threshold}\n"
+    ));
+    let report = "The nightly import read 40,000 rows from the billing export. \
+        Twelve rows had a negative amount and were set aside for review. \
+        The currency column switched from ISO codes to symbols halfway through the file. \
+        A converter now maps the symbols back to ISO codes before the amounts are summed. \
+        The totals match the ledger to the cent after the fix. \
+        Tomorrow the import runs against the March export as well.";
+    m.record(NewOperation::new(
+        "task_execution",
+        json!({"result": report}),
+    ))
+    .unwrap();
+    let ctx = m
+        .context(&mnemon::ContextQuery {
+            budget: Some(2_000),
+            ..mnemon::ContextQuery::default()
+        })
+        .unwrap();
+    ctx.text
+        .lines()
+        .find(|l| l.contains("task_execution"))
+        .expect("the record is in working memory")
+        .to_string()
+}
+
+#[test]
+fn summarization_threshold_summarizes_large_working_memory_items() {
+    let whole = working_memory_line(5_000);
+    assert!(whole.contains("Tomorrow the import runs"), "{whole}");
+    assert!(!whole.contains("summarized"), "{whole}");
+    let cut = working_memory_line(60);
+    assert!(cut.contains("[summarized from"), "{cut}");
+    assert!(cut.len() < whole.len() / 2, "{cut}");
+    let counter = mnemon_core::tokens::OpenAiBpe::new(mnemon_core::tokens::Encoding::Cl100kBase);
+    use mnemon_core::tokens::TokenCounter;
+    assert!(counter.count(&cut) <= 60, "within the threshold: {cut}");
+}

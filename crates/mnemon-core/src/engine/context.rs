@@ -52,7 +52,11 @@ impl<S: EngineStore + SearchStore> Engine<S> {
                 SectionKind::WorkingMemory => {
                     let wm = self.working_memory_of(&v)?;
                     let ops: Vec<_> = wm.recent().cloned().collect();
+                    let threshold = self.cfg.profile.summarization_threshold_tokens.value;
                     candidates::operations(&ops)
+                        .into_iter()
+                        .map(|c| summarized(c, threshold, &memo))
+                        .collect()
                 }
                 SectionKind::RecentMessages => match &v.session {
                     Some(session) => {
@@ -125,5 +129,49 @@ impl<S: EngineStore + SearchStore> Engine<S> {
             Err(StoreError::NotFound { .. }) => Ok(Vec::new()),
             Err(e) => Err(e),
         }
+    }
+}
+
+/// A working-memory item larger than the profile's
+/// `summarization_threshold_tokens` is offered as its most salient
+/// sentences within that many tokens, naming the record that holds it
+/// whole; a long item would otherwise crowd out the rest of working memory.
+/// An item whose sentences cannot be cut (one long sentence) stays whole
+/// and competes as it is.
+fn summarized(
+    c: Candidate,
+    threshold: u64,
+    counter: &dyn crate::tokens::TokenCounter,
+) -> Candidate {
+    use crate::compress::{Extractive, SourceItem, Summarizer};
+    let tokens = counter.count(&c.text) as u64;
+    if threshold == 0 || tokens <= threshold {
+        return c;
+    }
+    // The line's head (`- [HH:MM] kind (status): `) stays as it is.
+    let (head, body) = match c.text.split_once(": ") {
+        Some((h, b)) => (format!("{h}: "), b),
+        None => (String::new(), c.text.as_str()),
+    };
+    let note = format!(" [summarized from {tokens} tokens; whole in {}]", c.id);
+    let room = threshold.saturating_sub(counter.count(&format!("{head}{note}")) as u64);
+    let item = SourceItem {
+        sources: vec![c.id.clone()],
+        order: 0,
+        text: body.to_string(),
+        pinned: false,
+        importance: c.score,
+    };
+    let Ok(summary) = Extractive::with_ratio(1_000_000).summarize(&[item], room, counter) else {
+        return c;
+    };
+    let kept: Vec<&str> = summary.lines.iter().map(|l| l.text.as_str()).collect();
+    if kept.is_empty() {
+        return c;
+    }
+    Candidate {
+        text: format!("{head}{}{note}", kept.join(" ")),
+        provenance: vec![c.id.clone()],
+        ..c
     }
 }
