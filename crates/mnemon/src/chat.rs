@@ -78,6 +78,8 @@ impl ChatSession {
             views: reply.recorded.is_some()
                 || !reply.sessions.is_empty()
                 || reply.kind == ReplyKind::Ended,
+            // A line that changed sessions renders whatever the log says.
+            logged: reply.recorded.is_some() && reply.sessions.is_empty(),
         };
         let warnings = self.mnemon.render(&self.engine, &reply.events, touched);
         ChatReply { reply, warnings }

@@ -12,7 +12,12 @@
 //!   lock on `.mnemon/.views.lock`, and reads the database inside it, so the
 //!   last writer to take the lock renders the newest commit: no view is
 //!   left older than the newest write once its writer returns;
-//! - pruning tolerates a file another writer already removed.
+//! - pruning tolerates a file another writer already removed;
+//! - a writer whose commit a later render already covered skips its own:
+//!   each render leaves a stamp of the log positions it read
+//!   (`.mnemon/.views.stamps`), and a write that appended to the log at or
+//!   below a stamp is in that render. Under many writers most renders are
+//!   skipped instead of queued.
 //!
 //! A failure here never fails the write that came before it: the caller
 //! gets it as a warning, and `mnemon export` rewrites every view.
@@ -29,6 +34,12 @@ use mnemon_core::memory::{
 };
 
 use crate::error::{Error, Result};
+
+/// Log head positions (operations, messages) each view's last render read.
+type Stamps = std::collections::BTreeMap<String, (i64, i64)>;
+
+/// The stamp of the episodic documents.
+const DOCUMENTS: &str = "documents";
 
 /// Distinguishes temp files of one process's concurrent writes.
 static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
@@ -127,13 +138,61 @@ impl Views {
     /// After a write: the agent's live session file and the episodic
     /// documents (which keep their version when nothing in them changed),
     /// rendered from the database as it is once the lock is held.
-    pub fn refresh<S: EngineStore>(&self, m: &Memory<S>, keep_versions: u64) -> Result<()> {
+    ///
+    /// `covered` is the log's head positions read right after a write that
+    /// appended to the log: a view whose last render read positions at or
+    /// past them already shows that write and is not rendered again.
+    /// `None` (a write that left no log line) always renders.
+    pub fn refresh<S: EngineStore>(
+        &self,
+        m: &Memory<S>,
+        keep_versions: u64,
+        covered: Option<(i64, i64)>,
+    ) -> Result<()> {
         let _lock = self.lock()?;
+        let mut stamps = self.stamps();
+        // Read before rendering: everything at or below it is in the render.
+        let heads = m.store().log_heads()?;
+        let stale = |stamps: &Stamps, name: &str| match (covered, stamps.get(name)) {
+            (Some(c), Some(s)) => !(s.0 >= c.0 && s.1 >= c.1),
+            _ => true,
+        };
         if let Some(s) = m.store().active_session(m.agent())? {
-            self.write_session_locked(m, &s.id)?;
+            let name = format!("session_{}", s.id);
+            if stale(&stamps, &name) {
+                self.write_session_locked(m, &s.id)?;
+                stamps.insert(name, heads);
+            }
         }
-        let docs = m.refresh_documents(keep_versions)?;
-        self.write_documents_locked(m, &docs)
+        if stale(&stamps, DOCUMENTS) {
+            let docs = m.refresh_documents(keep_versions)?;
+            self.write_documents_locked(m, &docs)?;
+            stamps.insert(DOCUMENTS.to_string(), heads);
+        }
+        self.save_stamps(&stamps);
+        Ok(())
+    }
+
+    fn stamps_path(&self) -> PathBuf {
+        self.dir.join(".views.stamps")
+    }
+
+    /// The stamps of the last renders; a missing or unreadable file means
+    /// none, so everything renders.
+    fn stamps(&self) -> Stamps {
+        std::fs::read_to_string(self.stamps_path())
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default()
+    }
+
+    /// Written after the views they describe, under the lock. Losing the
+    /// file (a crash, a failed write) only costs renders, never a stale
+    /// view, so it is neither synced nor reported.
+    fn save_stamps(&self, stamps: &Stamps) {
+        if let Ok(text) = serde_json::to_string(stamps) {
+            let _ = std::fs::write(self.stamps_path(), text);
+        }
     }
 
     /// `memory/<stem>.md` for the current version and

@@ -4,7 +4,9 @@
 //! committed, nothing can turn the call into an error: a view that could
 //! not be written becomes a warning on the result.
 
-use mnemon_core::engine::{Checkpoint, EngineEvent, EngineStatus, Outcome, SessionReport};
+use mnemon_core::engine::{
+    Checkpoint, EngineEvent, EngineStatus, EngineStore, Outcome, SessionReport,
+};
 use mnemon_core::memory::{
     DecisionRecord, DecisionStatus, Entity, EntityChange, HotItem, HotItemChange, HotKind,
     HotStore, Message, NewDecision, NewEntity, NewMessage, NewOperation, Operation, Priority,
@@ -57,6 +59,9 @@ pub(crate) struct Touched {
     pub checkpoints: Vec<Checkpoint>,
     /// Whether the session file and the episodic documents need rendering.
     pub views: bool,
+    /// Whether the write appended to the log, so that a later render that
+    /// read the log past it already shows it.
+    pub logged: bool,
 }
 
 impl Mnemon {
@@ -108,17 +113,25 @@ impl Mnemon {
             note(views.write_session(m, s));
         }
         if touched.views {
-            note(views.refresh(m, self.keep_versions()));
+            let covered = if touched.logged {
+                // Unreadable heads only cost a render.
+                m.store().log_heads().ok()
+            } else {
+                None
+            };
+            note(views.refresh(m, self.keep_versions(), covered));
         }
         warnings
     }
 
+    /// Settles a write that appended to the log.
     fn written<T>(&self, e: &ProjectEngine, out: Outcome<T>) -> Written<T> {
         self.settle(
             e,
             out,
             Touched {
                 views: true,
+                logged: true,
                 ..Touched::default()
             },
         )
@@ -189,6 +202,7 @@ impl Mnemon {
         let touched = Touched {
             decisions: vec![out.value.clone()],
             views: true,
+            logged: true,
             ..Touched::default()
         };
         Ok(self.settle(&e, out, touched))
@@ -205,6 +219,7 @@ impl Mnemon {
         let touched = Touched {
             decisions: vec![out.value.0.clone(), out.value.1.clone()],
             views: true,
+            logged: true,
             ..Touched::default()
         };
         Ok(self.settle(&e, out, touched))
@@ -383,7 +398,14 @@ impl Mnemon {
             return Ok(self.settle(&e, out, Touched::default()));
         }
         let artifacts = out.value.artifacts.clone();
-        let mut w = self.written(&e, out);
+        let mut w = self.settle(
+            &e,
+            out,
+            Touched {
+                views: true,
+                ..Touched::default()
+            },
+        );
         if let Some(views) = self.views()
             && let Err(err) = views.write_artifacts(e.memory(), Some(&artifacts))
         {
@@ -414,6 +436,13 @@ impl Mnemon {
             checkpoints: Vec::new(),
             value: r,
         };
-        Ok(self.written(&e, out))
+        Ok(self.settle(
+            &e,
+            out,
+            Touched {
+                views: true,
+                ..Touched::default()
+            },
+        ))
     }
 }
