@@ -29,6 +29,8 @@ pub trait Backend {
 pub fn run_full<B: Backend>(b: &B) {
     state_is_compare_and_set(b);
     a_conflicting_commit_writes_nothing(b);
+    a_taken_checkpoint_id_is_a_conflict(b);
+    agents_checkpointing_in_one_second_get_distinct_ids(b);
     concurrent_state_updates_lose_none(b);
     positional_reads_follow_the_log(b);
     checkpoints_round_trip(b);
@@ -145,6 +147,88 @@ pub fn a_conflicting_commit_writes_nothing<B: Backend>(b: &B) {
     let stored = s.commit(&good).unwrap().expect("the commit's operation");
     assert_eq!(stored.kind, "context_action");
     assert_eq!(s.checkpoints(10).unwrap().len(), 1);
+}
+
+fn stored_checkpoint(id: &str, agent: &str) -> StoredCheckpoint {
+    StoredCheckpoint {
+        id: id.into(),
+        agent: agent.into(),
+        session_id: None,
+        trigger: "manual".into(),
+        created_at: T0,
+        json: format!("{{\"agent\": \"{agent}\"}}"),
+    }
+}
+
+/// Two agents' engines may pick the same second's checkpoint id; the
+/// second commit is a conflict (re-evaluated by the engine), not a storage
+/// failure, and writes nothing.
+pub fn a_taken_checkpoint_id_is_a_conflict<B: Backend>(b: &B) {
+    let s = b.fresh();
+    let other = b.reopen(&s);
+    s.commit(&EngineCommit {
+        state: Some((None, state("a", 1, 1))),
+        checkpoint: Some(stored_checkpoint("CP-20250115-143000", "a")),
+        ..EngineCommit::default()
+    })
+    .unwrap();
+    let late = other.commit(&EngineCommit {
+        state: Some((None, state("b", 1, 1))),
+        checkpoint: Some(stored_checkpoint("CP-20250115-143000", "b")),
+        operation: Some(op("late")),
+        ..EngineCommit::default()
+    });
+    assert!(
+        matches!(late, Err(StoreError::StateConflict { .. })),
+        "{late:?}"
+    );
+    assert_eq!(
+        other.engine_state("b").unwrap(),
+        None,
+        "nothing of it written"
+    );
+    assert_eq!(count(&other, "late"), 0);
+    assert_eq!(s.checkpoint("CP-20250115-143000").unwrap().agent, "a");
+}
+
+/// Engines of several agents on separate handles, at one clock second,
+/// checkpoint at once: every checkpoint is stored, each under its own id.
+pub fn agents_checkpointing_in_one_second_get_distinct_ids<B: Backend>(b: &B) {
+    let s = b.fresh();
+    let agents = 4;
+    let barrier = Arc::new(Barrier::new(agents));
+    let handles: Vec<_> = (0..agents)
+        .map(|a| {
+            let h = b.reopen(&s);
+            let barrier = Arc::clone(&barrier);
+            std::thread::spawn(move || {
+                let clock: Arc<dyn mnemon_core::memory::Clock> = Arc::new(Fixed);
+                let e = engine(h, 128_000, clock, &format!("agent-{a}"));
+                barrier.wait();
+                (0..3)
+                    .map(|_| e.checkpoint("manual").unwrap().id)
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut ids: Vec<String> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), agents * 3, "distinct ids: {ids:?}");
+    assert_eq!(s.checkpoints(100).unwrap().len(), agents * 3);
+}
+
+/// Always the same instant, so checkpoints share a second.
+#[derive(Debug)]
+struct Fixed;
+
+impl mnemon_core::memory::Clock for Fixed {
+    fn now(&self) -> mnemon_core::memory::Timestamp {
+        T0
+    }
 }
 
 /// Writers on separate handles race to move one agent's state: every

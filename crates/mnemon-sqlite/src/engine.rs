@@ -316,7 +316,19 @@ impl EngineStore for SqliteStore {
                     &format!("INSERT INTO checkpoints ({CP_COLUMNS}, project_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"),
                     params![cp.id, cp.agent, cp.session_id, cp.trigger, cp.created_at.0, cp.json, self.project_id],
                 )
-                .map_err(|e| self.err(e))?;
+                .map_err(|e| match e {
+                    // Another process took this second's id between the
+                    // engine's look-up and this commit: like a moved state,
+                    // the action is evaluated again and picks the next id.
+                    rusqlite::Error::SqliteFailure(f, _)
+                        if f.code == rusqlite::ErrorCode::ConstraintViolation =>
+                    {
+                        StoreError::StateConflict {
+                            agent: cp.agent.clone(),
+                        }
+                    }
+                    e => self.err(e),
+                })?;
             }
             for (id, change) in &c.sessions {
                 crate::sessions::update_in(tx, self, id, change)?;

@@ -145,6 +145,8 @@ pub trait EngineStore: Store {
     /// Every artifact, by path.
     fn artifacts(&self) -> Result<Vec<Artifact>, StoreError>;
     /// Applies every part of `c` in one transaction, or nothing. Returns the
-    /// stored operation, if one was given.
+    /// stored operation, if one was given. A checkpoint whose id another
+    /// writer took first fails with [`StoreError::StateConflict`], so the
+    /// engine evaluates the action again and chooses the next free id.
     fn commit(&self, c: &EngineCommit) -> Result<Option<Operation>, StoreError>;
 }

@@ -35,8 +35,9 @@ pub enum StoreError {
         actual: u64,
         current: Box<HotItem>,
     },
-    /// An engine commit named a state version that another writer (usually
-    /// another process) had already replaced; nothing was written. The
+    /// An engine commit lost a race with another writer (usually another
+    /// process): the state version it named was already replaced, or the
+    /// checkpoint id it chose was just taken. Nothing was written; the
     /// engine reads the state again and re-evaluates.
     #[error(
         "engine state changed for agent `{agent}`: another writer committed first; nothing was written"
