@@ -16,6 +16,7 @@ use clap::Parser;
 use cli::{Cli, ColorWhen, Command, ConfigCommand, ModelsCommand, TokensCommand};
 
 fn main() -> ExitCode {
+    install_panic_hook();
     let cli = Cli::parse();
     match cli.global.color {
         ColorWhen::Auto => {}
@@ -70,4 +71,29 @@ fn exit_code(e: &anyhow::Error) -> u8 {
     e.chain()
         .find_map(|c| c.downcast_ref::<mnemon::Error>())
         .map_or(1, |m| m.class().exit_code())
+}
+
+/// The last line of defence: a bug prints one line saying what and where,
+/// not a Rust backtrace (set `RUST_BACKTRACE=1` for that). Writes are
+/// transactions, so a panic loses nothing that was acknowledged.
+fn install_panic_hook() {
+    if std::env::var_os("RUST_BACKTRACE").is_some_and(|v| v != "0") {
+        return;
+    }
+    std::panic::set_hook(Box::new(|info| {
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "an unexpected state".to_string());
+        let place = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!(
+            "error: mnemon {} stopped on a bug{place}: {what}. Nothing acknowledged was lost; please report the command you ran (RUST_BACKTRACE=1 shows more).",
+            env!("CARGO_PKG_VERSION")
+        );
+    }));
 }

@@ -142,3 +142,47 @@ fn exit_codes_tell_input_storage_and_conflict_apart() {
     );
     assert!(String::from_utf8_lossy(&o.stderr).contains("not a mnemon database"));
 }
+
+/// Eight `mnemon init` with different windows in one fresh directory:
+/// exactly one creates the project; the others say it exists, with the
+/// settings it has, and what is on disk is the creator's.
+#[test]
+fn concurrent_inits_create_the_project_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let children: Vec<_> = (0..8)
+        .map(|i| {
+            let window = 10_000 + i * 1_000;
+            let child = bin()
+                .current_dir(tmp.path())
+                .args(["init", "--window", &window.to_string()])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            (window, child)
+        })
+        .collect();
+    let mut created = Vec::new();
+    for (window, child) in children {
+        let out = child.wait_with_output().unwrap();
+        if out.status.success() {
+            created.push(window);
+        } else {
+            assert_eq!(out.status.code(), Some(1));
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                err.contains("already exists") && err.contains("effective window"),
+                "{err}"
+            );
+        }
+    }
+    assert_eq!(created.len(), 1, "exactly one init created the project");
+    let config = std::fs::read_to_string(tmp.path().join(".mnemon/config.toml")).unwrap();
+    assert!(config.contains(&format!("max_tokens = {}", created[0])));
+    let stray: Vec<_> = std::fs::read_dir(tmp.path().join(".mnemon"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|n| n.contains(".new-"))
+        .collect();
+    assert!(stray.is_empty(), "no temp files left: {stray:?}");
+}

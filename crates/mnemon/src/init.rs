@@ -40,10 +40,7 @@ pub fn init(root: &Path, opts: &InitOptions) -> Result<Initialized> {
     let dir = root.join(DIR_NAME);
     let path = dir.join(CONFIG_NAME);
     if path.exists() {
-        return Err(Error::Input(format!(
-            "{} already exists; edit it, or delete it to start again",
-            display_path(&path)
-        )));
+        return Err(exists(&path));
     }
     if let Some(model) = &opts.model {
         Registry::built_in()
@@ -76,9 +73,59 @@ pub fn init(root: &Path, opts: &InitOptions) -> Result<Initialized> {
     let setup = resolve(&loaded.config, None)?;
     std::fs::create_dir_all(&dir)
         .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
-    write_atomically(&path, text.as_bytes())?;
+    create_new(&path, text.as_bytes())?;
     Ok(Initialized {
         config_path: path,
         setup,
     })
+}
+
+/// The refusal for a project that exists, with the settings it has.
+fn exists(path: &Path) -> Error {
+    let settings = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| {
+            let shown = display_path(path);
+            let loaded = load(
+                Some(ConfigFile {
+                    path: &shown,
+                    text: &text,
+                }),
+                &[],
+            )
+            .ok()?;
+            resolve(&loaded.config, None).ok()
+        })
+        .map(|s| {
+            format!(
+                " (model {}, effective window {} tokens)",
+                s.model.as_ref().map_or("none", |m| m.id.as_str()),
+                s.window.effective_max()
+            )
+        })
+        .unwrap_or_default();
+    Error::Input(format!(
+        "{} already exists{settings}; edit it, or delete it to start again",
+        display_path(path)
+    ))
+}
+
+/// Writes `path` whole or not at all, and only if it does not exist: the
+/// text goes to a temp file that is then linked into place, which fails
+/// when another `mnemon init` got there first. Of several at once, exactly
+/// one creates the project.
+fn create_new(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".{CONFIG_NAME}.new-{}-{n}", std::process::id()));
+    write_atomically(&tmp, bytes)?;
+    let linked = std::fs::hard_link(&tmp, path);
+    // The temp name is gone either way; the link, if made, holds the text.
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(exists(path)),
+        Err(e) => Err(Error::io(format!("cannot create {}", path.display()), e)),
+    }
 }
