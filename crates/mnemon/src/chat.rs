@@ -30,8 +30,10 @@ impl std::fmt::Debug for ChatSession {
 #[derive(Debug, Clone, Serialize)]
 pub struct ChatReply {
     #[serde(flatten)]
+    /// What the line got: its kind, text, entities, events and the window.
     pub reply: Reply,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// Views that could not be written after the line's write committed.
     pub warnings: Vec<String>,
 }
 
@@ -66,6 +68,7 @@ impl ChatSession {
         self.chat.awaiting_answer()
     }
 
+    /// The engine the session drives, for its status.
     pub fn engine(&self) -> &ProjectEngine {
         &self.engine
     }

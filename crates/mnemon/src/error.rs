@@ -12,23 +12,34 @@ pub enum Error {
     #[error("no .mnemon/ in {0} or any parent directory; run `mnemon init` in your project first")]
     NoProject(String),
     #[error(transparent)]
+    /// The configuration is invalid: every problem, with file and line.
     Config(#[from] mnemon_core::config::ConfigErrors),
     #[error(transparent)]
+    /// The configured model, window or chat format cannot be resolved.
     Setup(#[from] mnemon_core::setup::SetupError),
     #[error(transparent)]
+    /// A context plan or preset is unknown or invalid.
     Plan(#[from] mnemon_core::assemble::PlanError),
     #[error(transparent)]
+    /// A checkpoint file is damaged, edited or of an unknown format.
     Checkpoint(#[from] mnemon_core::engine::CheckpointError),
     #[error(transparent)]
+    /// The engine refused or could not finish an action.
     Engine(EngineError),
     #[error(transparent)]
+    /// The store refused a write or failed.
     Store(StoreError),
     /// A value given by the caller that is not usable, with what to do.
     #[error("{0}")]
     Input(String),
     /// A file or directory mnemon could not read or write.
     #[error("{what}: {error}")]
-    Io { what: String, error: std::io::Error },
+    Io {
+        /// What mnemon was doing, naming the path.
+        what: String,
+        /// What the operating system said.
+        error: std::io::Error,
+    },
 }
 
 /// The kind of failure, for exit codes and status codes.
@@ -58,6 +69,7 @@ impl ErrorClass {
 }
 
 impl Error {
+    /// Which kind of failure this is.
     pub fn class(&self) -> ErrorClass {
         match self {
             Error::Store(e) | Error::Engine(EngineError::Store(e)) => store_class(e),
@@ -106,4 +118,5 @@ impl From<EngineError> for Error {
     }
 }
 
+/// A result with this crate's error.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

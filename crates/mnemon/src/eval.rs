@@ -40,25 +40,38 @@ impl Clock for ReplayClock {
     }
 }
 
+/// The methods compared, in the order reports list them.
 pub const METHODS: [&str; 3] = ["mnemon", "recent", "bm25"];
 
 #[derive(Debug, Clone, Serialize)]
+/// Scores at one budget.
 pub struct BudgetResult {
+    /// Tokens each method could send.
     pub budget: u64,
     /// Per method: overall, then per category.
     pub overall: BTreeMap<String, Summary>,
+    /// Per question category, then per method.
     pub by_category: BTreeMap<String, BTreeMap<String, Summary>>,
 }
 
 #[derive(Debug, Clone, Serialize)]
+/// A recall evaluation: what was run and the scores at each budget.
 pub struct Report {
+    /// Conversations ingested.
     pub conversations: usize,
+    /// Questions asked across them.
     pub questions: usize,
+    /// The window the conversations were ingested at.
     pub window: u64,
+    /// The context preset mnemon assembled with.
     pub preset: String,
+    /// The tokenizer every method was counted with.
     pub tokenizer: String,
+    /// Refreshes the engine made while ingesting.
     pub refreshes: u64,
+    /// Checkpoints the engine took while ingesting.
     pub checkpoints: usize,
+    /// One entry per budget, in the order given.
     pub results: Vec<BudgetResult>,
 }
 

@@ -22,7 +22,9 @@ pub struct InitOptions {
 /// A project just created.
 #[derive(Debug, Clone)]
 pub struct Initialized {
+    /// The `config.toml` written.
     pub config_path: PathBuf,
+    /// The model, window and profile it sets up.
     pub setup: Setup,
 }
 

@@ -37,6 +37,8 @@
 //! thread or async task its own clone. [`Mnemon::for_agent`] gives a handle
 //! whose writes and window belong to another agent of the same project.
 
+#![warn(missing_docs)]
+
 mod chat;
 mod clock;
 mod error;
@@ -58,7 +60,7 @@ pub use error::{Error, ErrorClass, Result};
 pub use init::{InitOptions, Initialized, init};
 pub use reads::{CheckpointSource, ContextQuery};
 pub use settings::{CONFIG_NAME, DB_NAME, DIR_NAME, Environment, Settings, display_path, load_hf};
-pub use status::{StatusReport, UsageSource, evaluate};
+pub use status::{ChatFormatInfo, ProfileInfo, StatusReport, TokenizerInfo, UsageSource, evaluate};
 pub use views::{Views, write_atomically};
 pub use writes::{SessionEnd, Written};
 
@@ -82,7 +84,9 @@ use mnemon_sqlite::SqliteStore;
 /// The store every project of this build uses. A PostgreSQL backend will
 /// join it behind the same storage traits.
 pub type ProjectStore = SqliteStore;
+/// The engine of one agent over the project's store.
 pub type ProjectEngine = Engine<SqliteStore>;
+/// The memory rules over the project's store.
 pub type ProjectMemory = Memory<SqliteStore>;
 
 /// Where a project's data lives.
@@ -90,7 +94,8 @@ pub type ProjectMemory = Memory<SqliteStore>;
 enum Backend {
     /// `.mnemon/mnemon.db`: each agent's engine opens its own connection,
     /// so agents read in parallel (WAL) and writers queue on SQLite's lock.
-    File(PathBuf),
+    /// The connection opened to migrate the file serves the first engine.
+    File(PathBuf, Mutex<Option<SqliteStore>>),
     /// One in-memory database shared by every agent of the handle.
     Memory(SqliteStore),
 }
@@ -150,11 +155,13 @@ impl OpenOptions {
         })
     }
 
+    /// The `MNEMON_*` overrides to apply on top of the config file.
     pub fn environment(mut self, env: Environment) -> OpenOptions {
         self.env = env;
         self
     }
 
+    /// The clock every record is stamped with (a fixed one replays a day).
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> OpenOptions {
         self.clock = Some(clock);
         self
@@ -166,6 +173,7 @@ impl OpenOptions {
         self
     }
 
+    /// The overrides these options apply.
     pub fn env(&self) -> &Environment {
         &self.env
     }
@@ -198,8 +206,8 @@ impl OpenOptions {
         };
         let db = dir.join(DB_NAME);
         // Opening migrates a new database once, whoever else opens it.
-        SqliteStore::open(&db)?;
-        self.build(settings, Backend::File(db))
+        let first = SqliteStore::open(&db)?;
+        self.build(settings, Backend::File(db, Mutex::new(Some(first))))
     }
 
     fn build(self, settings: Settings, backend: Backend) -> Result<Mnemon> {
@@ -256,6 +264,7 @@ impl Mnemon {
         }
     }
 
+    /// Where the project lives and its configuration.
     pub fn settings(&self) -> &Settings {
         &self.inner.settings
     }
@@ -285,7 +294,13 @@ impl Mnemon {
     fn new_engine(&self) -> Result<ProjectEngine> {
         let inner = &self.inner;
         let store = match &inner.backend {
-            Backend::File(path) => SqliteStore::open(path)?,
+            Backend::File(path, first) => {
+                let first = first.lock().unwrap_or_else(|p| p.into_inner()).take();
+                match first {
+                    Some(store) => store,
+                    None => SqliteStore::open(path)?,
+                }
+            }
             Backend::Memory(store) => store.clone(),
         };
         let setup = &inner.setup;

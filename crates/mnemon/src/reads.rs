@@ -25,6 +25,7 @@ pub struct ContextQuery {
     pub preset: String,
     /// Words to retrieve for; `None` assembles the tiers alone.
     pub query: Option<String>,
+    /// Markdown, JSON or an OpenAI `messages` list.
     pub format: Format,
 }
 
@@ -42,6 +43,7 @@ impl Default for ContextQuery {
 /// A checkpoint's text and where it was read from.
 #[derive(Debug, Clone)]
 pub struct CheckpointSource {
+    /// The checkpoint's JSON text, exactly as read.
     pub json: String,
     /// The file's path, or the id when it came from the database.
     pub name: String,
@@ -90,6 +92,7 @@ impl Mnemon {
         Ok(self.engine()?.memory().hot()?)
     }
 
+    /// A decision record by id (`DR-a3f8b2c1`), its hex part, or a unique prefix.
     pub fn decision(&self, id: &str) -> Result<DecisionRecord> {
         Ok(self.engine()?.memory().store().decision(id)?)
     }
@@ -99,10 +102,12 @@ impl Mnemon {
         Ok(self.engine()?.memory().store().decisions(limit)?)
     }
 
+    /// A project entity by its number.
     pub fn entity(&self, number: u64) -> Result<Entity> {
         Ok(self.engine()?.memory().store().entity(number)?)
     }
 
+    /// Entities, most urgent first, then by number.
     pub fn entities(&self, q: &EntityQuery) -> Result<Vec<Entity>> {
         Ok(self.engine()?.memory().store().entities(q)?)
     }
@@ -133,6 +138,7 @@ impl Mnemon {
         Ok(self.engine()?.memory().store().checkpoints(limit)?)
     }
 
+    /// A checkpoint as the database holds it.
     pub fn stored_checkpoint(&self, id: &str) -> Result<StoredCheckpoint> {
         Ok(self.engine()?.memory().store().checkpoint(id)?)
     }

@@ -59,6 +59,7 @@ impl Environment {
         Ok(Environment { vars: out })
     }
 
+    /// The value of one `MNEMON_*` variable.
     pub fn get(&self, key: &str) -> Option<&str> {
         self.vars
             .iter()
@@ -66,6 +67,7 @@ impl Environment {
             .map(|(_, v)| v.as_str())
     }
 
+    /// Every `MNEMON_*` variable, as name and value.
     pub fn vars(&self) -> &[(String, String)] {
         &self.vars
     }
@@ -161,6 +163,7 @@ impl Settings {
         })
     }
 
+    /// The directory that holds `.mnemon/`.
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -184,6 +187,7 @@ impl Settings {
             )
     }
 
+    /// `.mnemon/config.toml`, when the project has one.
     pub fn config_path(&self) -> Option<PathBuf> {
         self.dir
             .as_ref()
@@ -196,6 +200,7 @@ impl Settings {
         &self.loaded
     }
 
+    /// The `MNEMON_*` overrides applied.
     pub fn env(&self) -> &Environment {
         &self.env
     }

@@ -30,6 +30,7 @@ pub enum UsageSource {
 }
 
 impl UsageSource {
+    /// How `mnemon status` words it.
     pub fn describe(self) -> &'static str {
         match self {
             UsageSource::Given => "given",
@@ -44,36 +45,56 @@ impl UsageSource {
 /// Everything `mnemon status` shows.
 #[derive(Debug, Clone, Serialize)]
 pub struct StatusReport {
+    /// `.mnemon/`, when there is a project.
     pub project: Option<String>,
+    /// The model in force, if one is configured or named.
     pub model: Option<ModelSpec>,
+    /// Where the configured window came from.
     pub window_source: WindowSource,
+    /// The tokenizer counts are made with.
     pub tokenizer: TokenizerInfo,
+    /// The framing tokens a chat request costs.
     pub chat_format: ChatFormatInfo,
+    /// Where the usage figure came from.
     pub usage_source: UsageSource,
     /// The engine's accounting, when a project's live usage was read.
     pub engine: Option<EngineStatus>,
+    /// Usage against the window: zone, thresholds, what is left.
     pub window: WindowStatus,
+    /// What to do in this zone.
     pub recommended_action: Action,
+    /// The optimization profile and every parameter it sets.
     pub profile: ProfileInfo,
+    /// Things to know: a fallback window, an estimated count.
     pub warnings: Vec<String>,
 }
 
+/// The tokenizer in force.
 #[derive(Debug, Clone, Serialize)]
 pub struct TokenizerInfo {
+    /// `cl100k_base`, `o200k_base`, `hf:<name>` or `heuristic`.
     pub name: String,
+    /// False only for the heuristic: its counts are estimates.
     pub exact: bool,
 }
 
+/// The chat framing in force.
 #[derive(Debug, Clone, Serialize)]
 pub struct ChatFormatInfo {
+    /// The model family's format name (`openai`, `chatml`, ...).
     pub name: String,
+    /// Tokens per message, per name and to prime the reply.
     pub format: ChatFormat,
 }
 
+/// The optimization profile in force.
 #[derive(Debug, Clone, Serialize)]
 pub struct ProfileInfo {
+    /// ultra-aggressive, aggressive, balanced-aggressive, balanced or minimal.
     pub name: mnemon_core::profile::ProfileName,
+    /// Why it is this one: configured, the model's, or from the window.
     pub source: ProfileSource,
+    /// Every parameter, with where each came from.
     pub parameters: ProfileParams,
 }
 

@@ -118,6 +118,7 @@ impl Views {
         }
     }
 
+    /// `.mnemon/`.
     pub fn dir(&self) -> &Path {
         &self.dir
     }

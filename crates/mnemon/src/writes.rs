@@ -21,8 +21,11 @@ use crate::{Mnemon, ProjectEngine};
 /// window after it, and anything that went wrong after the commit.
 #[derive(Debug, Clone, Serialize)]
 pub struct Written<T> {
+    /// What was stored.
     pub value: T,
+    /// What the engine did on its own because of the write.
     pub events: Vec<EngineEvent>,
+    /// The agent's window after the write.
     pub status: EngineStatus,
     /// Problems after the commit (a view not rendered, say). The write
     /// itself is durable; `mnemon export` renders every view again.
@@ -46,9 +49,15 @@ impl<T> Written<T> {
 pub enum SessionEnd {
     /// The agent's own active session: checkpoint, summary, archive,
     /// episodic documents, a fresh epoch.
-    Summarized { report: SessionReport },
+    Summarized {
+        /// The structured summary written into the session.
+        report: SessionReport,
+    },
     /// Another agent's session, or one that was not active: marked ended.
-    Marked { session: Session },
+    Marked {
+        /// The session as it is now.
+        session: Session,
+    },
 }
 
 /// Files a write changed besides the session and documents.
@@ -247,18 +256,21 @@ impl Mnemon {
         Ok(self.settle(&e, out, touched))
     }
 
+    /// Creates a milestone, epic, story or task under an allowed parent; it takes the project's next number.
     pub fn create_entity(&self, new: &NewEntity) -> Result<Written<Entity>> {
         let e = self.engine()?;
         let out = e.create_entity(new)?;
         Ok(self.written(&e, out))
     }
 
+    /// Changes an entity's title, description, priority or status.
     pub fn update_entity(&self, number: u64, change: &EntityChange) -> Result<Written<Entity>> {
         let e = self.engine()?;
         let out = e.update_entity(number, change)?;
         Ok(self.written(&e, out))
     }
 
+    /// Deletes an entity with no live children; its number stays taken.
     pub fn delete_entity(&self, number: u64) -> Result<Written<Entity>> {
         let e = self.engine()?;
         let out = e.delete_entity(number)?;
