@@ -332,6 +332,18 @@ fn models_list_and_config_commands() {
         stderr(&o).contains("fallback_size = 16384"),
         "no model: the fallback is announced"
     );
+    assert!(
+        stderr(&o).contains("context_window.auto_detect = true has no effect yet"),
+        "a setting without effect says so: {}",
+        stderr(&o)
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_mnemon"))
+        .args(["config", "validate"])
+        .current_dir(tmp.path())
+        .env("MNEMON_CONTEXT_WINDOW__AUTO_DETECT", "false")
+        .output()
+        .unwrap();
+    assert!(!stderr(&o).contains("auto_detect"), "{}", stderr(&o));
 
     let o = Command::new(env!("CARGO_BIN_EXE_mnemon"))
         .args(["config", "show"])
