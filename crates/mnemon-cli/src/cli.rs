@@ -105,6 +105,30 @@ pub enum Command {
     /// Measure evidence recall under token budgets, or generate a dataset.
     #[command(subcommand)]
     Eval(EvalCommand),
+    /// Serve this project (and others) over HTTP: a JSON API under /v1/projects/{project}/.
+    Serve(ServeArgs),
+    /// Bearer tokens for `mnemon serve`, each scoped to one project.
+    #[command(subcommand)]
+    Token(TokenCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:7878", value_name = "ADDR")]
+    pub listen: std::net::SocketAddr,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Create a token for a project (created too if it does not exist; `default` is this
+    /// directory's). The token is printed once, as the last line of standard output; only its
+    /// hash is kept.
+    Create {
+        /// The project the token opens.
+        #[arg(long, default_value = "default", value_name = "PROJECT")]
+        project: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

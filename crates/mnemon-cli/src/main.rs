@@ -54,6 +54,10 @@ fn main() -> ExitCode {
         Command::Search(a) => commands::context::search(g, a),
         Command::Chat(a) => commands::chat::run(g, a),
         Command::Eval(c) => commands::eval::run(g, c),
+        Command::Serve(a) => commands::serve::serve(g, a),
+        Command::Token(cli::TokenCommand::Create { project }) => {
+            commands::serve::token_create(g, project)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

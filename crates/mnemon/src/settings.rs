@@ -239,6 +239,8 @@ pub fn load_hf(path: &Path) -> Result<Box<dyn TokenCounter>> {
     Ok(Box::new(t))
 }
 
+/// A HuggingFace `tokenizer.json` as a counter: refused, since this build
+/// has no HuggingFace support.
 #[cfg(not(feature = "hf-tokenizer"))]
 pub fn load_hf(path: &Path) -> Result<Box<dyn TokenCounter>> {
     Err(Error::Input(format!(

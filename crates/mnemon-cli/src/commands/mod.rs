@@ -12,6 +12,7 @@ pub mod init;
 pub mod log;
 pub mod models;
 pub mod optimize;
+pub mod serve;
 pub mod session;
 pub mod status;
 pub mod tokens;

@@ -1,0 +1,37 @@
+//! `mnemon serve` and `mnemon token create`: the HTTP server is the
+//! `mnemon-server` crate's; this finds the project and starts it.
+
+use anyhow::{Result, bail};
+
+use crate::cli::{Global, ServeArgs};
+use crate::output::{BOLD, json};
+use crate::project::Project;
+
+pub fn serve(g: &Global, a: &ServeArgs) -> Result<()> {
+    let project = Project::find(g.dir.as_deref())?;
+    if project.dir.is_none() {
+        bail!("no .mnemon/ here or in any parent directory; run `mnemon init` first");
+    }
+    let opts = mnemon_server::ServeOptions {
+        root: project.settings().root().to_path_buf(),
+        open: mnemon::OpenOptions::from_process_env()?,
+    };
+    mnemon_server::run(a.listen, opts)?;
+    Ok(())
+}
+
+pub fn token_create(g: &Global, project_name: &str) -> Result<()> {
+    let project = Project::find(g.dir.as_deref())?;
+    let root = project.settings().root();
+    let now = mnemon::SystemClock::default();
+    let at = mnemon_core::memory::Clock::now(&now).rfc3339();
+    let token = mnemon_server::create_token(root, project_name, &at)?;
+    if g.json {
+        return json(&serde_json::json!({"project": project_name, "token": token}));
+    }
+    anstream::eprintln!(
+        "{BOLD}created{BOLD:#} a token for project {project_name}; it is shown once, keep it (only its hash is stored):"
+    );
+    anstream::println!("{token}");
+    Ok(())
+}

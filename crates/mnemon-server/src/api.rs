@@ -1,0 +1,323 @@
+//! The JSON API under `/v1/projects/{project}/`. Every handler maps a
+//! request to one verb of the library handle; the SQLite work runs on the
+//! blocking pool so the async workers keep serving.
+
+use std::sync::Arc;
+
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
+use axum::http::StatusCode;
+use axum::http::request::Parts;
+use axum::response::{IntoResponse, Response};
+use axum::{Json, Router, routing::get};
+use mnemon::{ContextQuery, Format, Mnemon, NewMessage, NewOperation, OperationQuery, Role};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::AppState;
+use crate::error::ServerError;
+
+/// A JSON body whose problems are answered as JSON errors naming the fix.
+pub struct Body<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
+    type Rejection = ServerError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        match Json::<T>::from_request(req, state).await {
+            Ok(Json(v)) => Ok(Body(v)),
+            Err(r) => Err(rejection(r)),
+        }
+    }
+}
+
+fn rejection(r: JsonRejection) -> ServerError {
+    let (code, hint) = match &r {
+        JsonRejection::MissingJsonContentType(_) => (
+            "content_type",
+            "send the body as JSON with `Content-Type: application/json`",
+        ),
+        JsonRejection::JsonSyntaxError(_) => ("malformed_json", "the body is not valid JSON"),
+        JsonRejection::JsonDataError(_) => (
+            "invalid_body",
+            "a field is missing, unknown or of the wrong type",
+        ),
+        _ => ("invalid_body", "the body could not be read"),
+    };
+    ServerError::BadRequest {
+        code,
+        message: format!("{hint}: {}", r.body_text()),
+    }
+}
+
+/// The project a request names, opened, once its bearer token is checked:
+/// no token or an unknown one is 401; a token of another project is 404,
+/// as if the project did not exist.
+pub struct Project(pub Mnemon);
+
+impl FromRequestParts<Arc<AppState>> for Project {
+    type Rejection = ServerError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &Arc<AppState>,
+    ) -> Result<Self, Self::Rejection> {
+        #[derive(Deserialize)]
+        struct Named {
+            project: String,
+        }
+        let Path(Named { project }) = Path::<Named>::from_request_parts(parts, state)
+            .await
+            .map_err(|e| ServerError::BadRequest {
+                code: "invalid_path",
+                message: e.body_text(),
+            })?;
+        let token = parts
+            .headers
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim)
+            .ok_or_else(|| {
+                ServerError::Unauthorized(
+                    "send `Authorization: Bearer <token>`; `mnemon token create --project P` makes one"
+                        .into(),
+                )
+            })?;
+        let state = Arc::clone(state);
+        let token = token.to_string();
+        blocking(move || {
+            match state.projects.tokens().project_of(&token)? {
+                None => Err(ServerError::Unauthorized(
+                    "this token is not known to the server; create one with `mnemon token create --project P`"
+                        .into(),
+                )),
+                Some(p) if p != project => Err(ServerError::NotFound(format!(
+                    "no project `{project}` for this token"
+                ))),
+                Some(_) => Ok(Project(state.projects.get(&project)?)),
+            }
+        })
+        .await
+    }
+}
+
+/// Runs blocking store work off the async workers.
+pub async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ServerError> + Send + 'static,
+) -> Result<T, ServerError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ServerError::Internal(format!("a request handler stopped: {e}")))?
+}
+
+/// The routes of one project.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/v1/projects/{project}/status", get(status))
+        .route(
+            "/v1/projects/{project}/operations",
+            get(operations).post(record),
+        )
+        .route(
+            "/v1/projects/{project}/messages",
+            axum::routing::post(message),
+        )
+        .route(
+            "/v1/projects/{project}/context",
+            axum::routing::post(context),
+        )
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AgentQuery {
+    agent: Option<String>,
+}
+
+async fn status(
+    Project(m): Project,
+    Query(q): Query<AgentQuery>,
+) -> Result<Json<Value>, ServerError> {
+    blocking(move || {
+        let report = m.with_agent(q.agent.as_deref()).report()?;
+        Ok(Json(serde_json::to_value(report).map_err(internal)?))
+    })
+    .await
+}
+
+fn internal(e: serde_json::Error) -> ServerError {
+    ServerError::Internal(format!("cannot encode the answer: {e}"))
+}
+
+/// `mnemon record`'s body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RecordBody {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    data: Option<Value>,
+    agent: Option<String>,
+    tokens: Option<u64>,
+    phase: Option<String>,
+    status: Option<String>,
+}
+
+fn created(value: Value) -> Response {
+    (StatusCode::CREATED, Json(value)).into_response()
+}
+
+/// The stored record with the engine's events and the window after it, as
+/// `mnemon record --json` prints it.
+fn written<T: serde::Serialize>(w: &mnemon::Written<T>) -> Result<Value, ServerError> {
+    let mut v = serde_json::to_value(&w.value).map_err(internal)?;
+    if let Some(obj) = v.as_object_mut() {
+        obj.insert(
+            "events".into(),
+            serde_json::to_value(&w.events).map_err(internal)?,
+        );
+        obj.insert(
+            "window".into(),
+            serde_json::to_value(&w.status.window).map_err(internal)?,
+        );
+        obj.insert("epoch".into(), w.status.epoch.into());
+        obj.insert("warnings".into(), json!(w.warnings));
+    }
+    Ok(v)
+}
+
+async fn record(Project(m): Project, Body(b): Body<RecordBody>) -> Result<Response, ServerError> {
+    let phase = b
+        .phase
+        .as_deref()
+        .map(str::parse)
+        .transpose()
+        .map_err(|e: String| ServerError::BadRequest {
+            code: "invalid_phase",
+            message: e,
+        })?;
+    blocking(move || {
+        let m = m.with_agent(b.agent.as_deref());
+        let out = m.record(NewOperation {
+            kind: b.kind,
+            data: b.data.unwrap_or_else(|| json!({})),
+            tokens: b.tokens,
+            phase,
+            agent: b.agent,
+            status: b.status,
+        })?;
+        Ok(created(written(&out)?))
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OperationsQuery {
+    limit: Option<usize>,
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    search: Option<String>,
+    session: Option<String>,
+}
+
+/// The most operations one request lists.
+const MAX_LIST: usize = 10_000;
+
+async fn operations(
+    Project(m): Project,
+    Query(q): Query<OperationsQuery>,
+) -> Result<Json<Value>, ServerError> {
+    let limit = q.limit.unwrap_or(20);
+    if limit == 0 || limit > MAX_LIST {
+        return Err(ServerError::BadRequest {
+            code: "invalid_limit",
+            message: format!("limit={limit} is out of range: give 1 to {MAX_LIST}"),
+        });
+    }
+    blocking(move || {
+        let ops = m.recent(&OperationQuery {
+            session_id: q.session,
+            kind: q.kind,
+            keywords: q.search,
+            limit: Some(limit),
+        })?;
+        Ok(Json(serde_json::to_value(ops).map_err(internal)?))
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MessageBody {
+    role: String,
+    content: String,
+    agent: Option<String>,
+}
+
+async fn message(Project(m): Project, Body(b): Body<MessageBody>) -> Result<Response, ServerError> {
+    let role: Role = b
+        .role
+        .parse()
+        .map_err(|e: String| ServerError::BadRequest {
+            code: "invalid_role",
+            message: e,
+        })?;
+    blocking(move || {
+        let m = m.with_agent(b.agent.as_deref());
+        let out = m.message(NewMessage {
+            agent: b.agent.clone(),
+            ..NewMessage::new(role, b.content)
+        })?;
+        Ok(created(written(&out)?))
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContextBody {
+    budget: Option<u64>,
+    query: Option<String>,
+    preset: Option<String>,
+    format: Option<String>,
+    agent: Option<String>,
+}
+
+/// The largest budget a request may ask for: far above any model's window.
+const MAX_BUDGET: u64 = 100_000_000;
+
+async fn context(
+    Project(m): Project,
+    Body(b): Body<ContextBody>,
+) -> Result<Json<Value>, ServerError> {
+    if let Some(budget) = b.budget
+        && !(1..=MAX_BUDGET).contains(&budget)
+    {
+        return Err(ServerError::BadRequest {
+            code: "invalid_budget",
+            message: format!("budget {budget} is out of range: give 1 to {MAX_BUDGET} tokens"),
+        });
+    }
+    let format: Format =
+        b.format
+            .as_deref()
+            .unwrap_or("markdown")
+            .parse()
+            .map_err(|e: String| ServerError::BadRequest {
+                code: "invalid_format",
+                message: e,
+            })?;
+    blocking(move || {
+        let out = m.with_agent(b.agent.as_deref()).context(&ContextQuery {
+            budget: b.budget,
+            preset: b.preset.unwrap_or_else(|| "tiers".into()),
+            query: b.query,
+            format,
+        })?;
+        Ok(Json(serde_json::to_value(out).map_err(internal)?))
+    })
+    .await
+}

@@ -1,0 +1,78 @@
+//! Errors as JSON: `{"error": {"code": "...", "message": "..."}}` with a
+//! stable `code` a client can branch on and a message that says what to fix.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+/// What went wrong with a request.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The request is malformed or a value is not allowed.
+    #[error("{message}")]
+    BadRequest {
+        /// A stable name for the problem.
+        code: &'static str,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+    /// No token, or one the server does not know.
+    #[error("{0}")]
+    Unauthorized(String),
+    /// The project does not exist, or the token does not open it.
+    #[error("{0}")]
+    NotFound(String),
+    /// Someone changed the item first; nothing was written.
+    #[error("{0}")]
+    Conflict(String),
+    /// The store failed (full disk, damaged file); nothing was written.
+    #[error("{0}")]
+    Storage(String),
+    /// A bug or an unreadable server file.
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl From<mnemon::Error> for ServerError {
+    fn from(e: mnemon::Error) -> ServerError {
+        use mnemon::ErrorClass;
+        use mnemon_core::memory::StoreError;
+        let message = e.to_string();
+        match (&e, e.class()) {
+            (mnemon::Error::Store(StoreError::NotFound { .. }), _) => {
+                ServerError::NotFound(message)
+            }
+            (_, ErrorClass::Input) => ServerError::BadRequest {
+                code: "invalid_input",
+                message,
+            },
+            (_, ErrorClass::Conflict) => ServerError::Conflict(message),
+            (_, ErrorClass::Storage) => ServerError::Storage(message),
+        }
+    }
+}
+
+impl ServerError {
+    fn status_and_code(&self) -> (StatusCode, &'static str) {
+        match self {
+            ServerError::BadRequest { code, .. } => (StatusCode::BAD_REQUEST, code),
+            ServerError::Unauthorized(_) => (StatusCode::UNAUTHORIZED, "unauthorized"),
+            ServerError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
+            ServerError::Conflict(_) => (StatusCode::CONFLICT, "conflict"),
+            ServerError::Storage(_) => (StatusCode::SERVICE_UNAVAILABLE, "storage"),
+            ServerError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        }
+    }
+}
+
+impl IntoResponse for ServerError {
+    fn into_response(self) -> Response {
+        let (status, code) = self.status_and_code();
+        if status.is_server_error() {
+            tracing::error!(code, error = %self, "request failed");
+        }
+        let body = json!({"error": {"code": code, "message": self.to_string()}});
+        (status, Json(body)).into_response()
+    }
+}

@@ -1,0 +1,156 @@
+//! mnemon over HTTP: `mnemon serve`. Agents reach a project's memory
+//! through a JSON API under `/v1/projects/{project}/`, each request mapped to
+//! one verb of the same library handle the CLI uses, so the rules (the
+//! 95 % guard, zone actions, views, conflicts) are the same.
+//!
+//! Every route but `/healthz` and `/readyz` needs a bearer token scoped to
+//! the project it names (`mnemon token create --project P`).
+
+mod api;
+mod error;
+mod projects;
+mod tokens;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::routing::get;
+use mnemon::OpenOptions;
+use serde_json::json;
+
+pub use error::ServerError;
+pub use projects::{DEFAULT, Projects, create_token, project_dir};
+pub use tokens::{StoredToken, Tokens};
+
+/// What every request shares.
+#[derive(Debug)]
+pub struct AppState {
+    /// The projects this server serves.
+    pub projects: Projects,
+}
+
+/// The largest request body: far above any record, and bounded.
+pub const MAX_BODY: usize = 4 * 1024 * 1024;
+
+/// How long one request may take before it is answered 408.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The application: routes, body limit, timeout, request tracing.
+pub fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/healthz", get(|| async { axum::Json(json!({"status": "ok"})) }))
+        .route("/readyz", get(ready))
+        .merge(api::routes())
+        .fallback(|| async {
+            ServerError::NotFound(
+                "no such route; the API is under /v1/projects/{project}/ (status, operations, messages, context)"
+                    .into(),
+            )
+        })
+        .layer(tower_http::limit::RequestBodyLimitLayer::new(MAX_BODY))
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+            axum::http::StatusCode::REQUEST_TIMEOUT,
+            REQUEST_TIMEOUT,
+        ))
+        .layer(tower_http::trace::TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+/// Ready when the default project's store answers.
+async fn ready(
+    State(state): State<Arc<AppState>>,
+) -> Result<axum::Json<serde_json::Value>, ServerError> {
+    api::blocking(move || {
+        let m = state.projects.get(DEFAULT)?;
+        m.status()?;
+        Ok(axum::Json(json!({"status": "ready"})))
+    })
+    .await
+}
+
+/// How to run a server.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// The directory whose `.mnemon/` is the `default` project.
+    pub root: PathBuf,
+    /// Environment, clock and agent for the projects it opens.
+    pub open: OpenOptions,
+}
+
+/// Serves on `listener` until `shutdown` resolves, then finishes the
+/// requests in flight (a write that started is committed and answered).
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    opts: ServeOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), ServerError> {
+    let state = Arc::new(AppState {
+        projects: Projects::new(opts.root, opts.open),
+    });
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown)
+        .await
+        .map_err(|e| ServerError::Internal(format!("the server stopped: {e}")))
+}
+
+/// SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        // Without a handler the process still stops on the signal.
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}
+
+/// `mnemon serve`: binds `addr`, prints where it listens, serves until
+/// SIGTERM or Ctrl-C. Refuses to start before a token exists, since every
+/// route needs one.
+pub fn run(addr: SocketAddr, opts: ServeOptions) -> Result<(), ServerError> {
+    let tokens = Tokens::at(
+        &projects::project_dir(&opts.root, DEFAULT)
+            .join(mnemon::DIR_NAME)
+            .join("server"),
+    );
+    if !tokens.any()? {
+        return Err(ServerError::BadRequest {
+            code: "no_tokens",
+            message: "no tokens yet, and every route needs one: run `mnemon token create --project default` first".into(),
+        });
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ServerError::Internal(format!("cannot start the runtime: {e}")))?;
+    rt.block_on(async move {
+        let listener =
+            tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| ServerError::BadRequest {
+                    code: "listen",
+                    message: format!("cannot listen on {addr}: {e}"),
+                })?;
+        let local = listener
+            .local_addr()
+            .map_err(|e| ServerError::Internal(e.to_string()))?;
+        println!("mnemon serving http://{local} (Ctrl-C or SIGTERM stops it)");
+        serve(listener, opts, shutdown_signal()).await
+    })
+}

@@ -1,0 +1,318 @@
+//! The real server on 127.0.0.1:0, spoken to over HTTP by a real client
+//! (reqwest): tokens, the stable routes, JSON errors, concurrent clients.
+
+use std::path::Path;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+struct Running {
+    base: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Running {
+    async fn stop(mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        self.task.await.unwrap();
+    }
+}
+
+/// A project in `dir` with a token for `default`, served on a free port.
+async fn start(dir: &Path) -> (Running, String) {
+    mnemon::init(
+        dir,
+        &mnemon::InitOptions {
+            model: None,
+            window: Some(128_000),
+        },
+    )
+    .unwrap();
+    let token = mnemon_server::create_token(dir, "default", "2025-01-15T14:30:00Z").unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let opts = mnemon_server::ServeOptions {
+        root: dir.to_path_buf(),
+        open: mnemon::OpenOptions::new(),
+    };
+    let task = tokio::spawn(async move {
+        mnemon_server::serve(listener, opts, async {
+            let _ = rx.await;
+        })
+        .await
+        .unwrap();
+    });
+    (
+        Running {
+            base,
+            stop: Some(tx),
+            task,
+        },
+        token,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn record_context_and_status_over_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let (srv, token) = start(dir.path()).await;
+    let c = reqwest::Client::new();
+    let url = |p: &str| format!("{}/v1/projects/default/{p}", srv.base);
+
+    let r = c
+        .post(url("operations"))
+        .bearer_auth(&token)
+        .json(&json!({"type": "task_execution", "data": {"task": 15, "result": "the login form validates e-mail"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let op: Value = r.json().await.unwrap();
+    assert_eq!(op["kind"], "task_execution");
+    assert!(op["window"]["used"].as_u64().unwrap() > 0);
+
+    let r = c
+        .post(url("messages"))
+        .bearer_auth(&token)
+        .json(&json!({"role": "user", "content": "where do sessions live? in Redis", "agent": "coder"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::CREATED);
+
+    let r = c
+        .post(url("context"))
+        .bearer_auth(&token)
+        .json(&json!({"budget": 300, "query": "login form"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let ctx: Value = r.json().await.unwrap();
+    assert!(ctx["tokens"].as_u64().unwrap() <= 300);
+    assert!(ctx["text"].as_str().unwrap().contains("login form"));
+
+    let r = c
+        .get(url("status"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let st: Value = r.json().await.unwrap();
+    assert_eq!(st["window"]["zone"], "green");
+    assert!(st["engine"]["window"]["used"].as_u64().unwrap() > 0);
+
+    let r = c
+        .get(url("operations?limit=5"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    let ops: Value = r.json().await.unwrap();
+    assert_eq!(ops.as_array().unwrap()[0]["kind"], "task_execution");
+
+    // The CLI sees what the server wrote: one store.
+    let m = mnemon::Mnemon::open(dir.path()).unwrap();
+    assert_eq!(
+        m.recent(&Default::default()).unwrap()[0].id,
+        op["id"].as_str().unwrap()
+    );
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_are_required_and_scoped_to_their_project() {
+    let dir = tempfile::tempdir().unwrap();
+    let (srv, token) = start(dir.path()).await;
+    let other = mnemon_server::create_token(dir.path(), "other", "2025-01-15T14:30:00Z").unwrap();
+    let c = reqwest::Client::new();
+    let status = |p: &str| format!("{}/v1/projects/{p}/status", srv.base);
+
+    let r = c.get(format!("{}/healthz", srv.base)).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK, "health needs no token");
+    let r = c.get(status("default")).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    let e: Value = r.json().await.unwrap();
+    assert_eq!(e["error"]["code"], "unauthorized");
+    let r = c
+        .get(status("default"))
+        .bearer_auth("mnm_wrong")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    let r = c
+        .get(status("other"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        r.status(),
+        StatusCode::NOT_FOUND,
+        "default's token does not open other"
+    );
+    let r = c
+        .get(status("other"))
+        .bearer_auth(&other)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK, "other's token opens other");
+    let r = c
+        .get(status("default"))
+        .bearer_auth(&other)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    let stored = std::fs::read_to_string(dir.path().join(".mnemon/server/tokens.json")).unwrap();
+    assert!(!stored.contains(&token[4..]), "tokens are stored hashed");
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_gets_a_json_error_naming_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let (srv, token) = start(dir.path()).await;
+    let c = reqwest::Client::new();
+    let url = |p: &str| format!("{}/v1/projects/default/{p}", srv.base);
+    let cases: Vec<(reqwest::RequestBuilder, StatusCode, &str)> = vec![
+        (
+            c.post(url("operations"))
+                .bearer_auth(&token)
+                .header("content-type", "application/json")
+                .body("{not json"),
+            StatusCode::BAD_REQUEST,
+            "malformed_json",
+        ),
+        (
+            c.post(url("operations"))
+                .bearer_auth(&token)
+                .json(&json!({"data": {}})),
+            StatusCode::BAD_REQUEST,
+            "invalid_body",
+        ),
+        (
+            c.post(url("operations"))
+                .bearer_auth(&token)
+                .json(&json!({"type": "x", "colour": "red"})),
+            StatusCode::BAD_REQUEST,
+            "invalid_body",
+        ),
+        (
+            c.post(url("operations"))
+                .bearer_auth(&token)
+                .json(&json!({"type": "x", "phase": "lunch"})),
+            StatusCode::BAD_REQUEST,
+            "invalid_phase",
+        ),
+        (
+            c.post(url("messages"))
+                .bearer_auth(&token)
+                .json(&json!({"role": "robot", "content": "hi"})),
+            StatusCode::BAD_REQUEST,
+            "invalid_role",
+        ),
+        (
+            c.post(url("context"))
+                .bearer_auth(&token)
+                .json(&json!({"budget": 0})),
+            StatusCode::BAD_REQUEST,
+            "invalid_budget",
+        ),
+        (
+            c.post(url("context"))
+                .bearer_auth(&token)
+                .json(&json!({"budget": 1_000_000_000_000u64})),
+            StatusCode::BAD_REQUEST,
+            "invalid_budget",
+        ),
+        (
+            c.post(url("context"))
+                .bearer_auth(&token)
+                .json(&json!({"preset": "nonsense"})),
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+        ),
+        (
+            c.get(url("operations?limit=0")).bearer_auth(&token),
+            StatusCode::BAD_REQUEST,
+            "invalid_limit",
+        ),
+        (
+            c.post(url("operations"))
+                .bearer_auth(&token)
+                .header("content-type", "application/json")
+                .body(vec![b' '; 5 * 1024 * 1024]),
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "",
+        ),
+        (
+            c.get(format!("{}/v1/projects/nope/status", srv.base))
+                .bearer_auth(&token),
+            StatusCode::NOT_FOUND,
+            "not_found",
+        ),
+    ];
+    for (i, (req, want, code)) in cases.into_iter().enumerate() {
+        let r = req.send().await.unwrap();
+        assert_eq!(r.status(), want, "case {i}");
+        if !code.is_empty() {
+            let e: Value = r.json().await.unwrap();
+            assert_eq!(e["error"]["code"], code, "case {i}: {e}");
+            assert!(!e["error"]["message"].as_str().unwrap().is_empty());
+        }
+    }
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_clients_lose_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (srv, token) = start(dir.path()).await;
+    let clients: Vec<_> = (0..8)
+        .map(|c| {
+            let (base, token) = (srv.base.clone(), token.clone());
+            tokio::spawn(async move {
+                let http = reqwest::Client::new();
+                for i in 0..25 {
+                    let r = http
+                        .post(format!("{base}/v1/projects/default/operations"))
+                        .bearer_auth(&token)
+                        .json(&json!({"type": "conc", "agent": format!("a{c}"), "data": {"c": c, "i": i}}))
+                        .send()
+                        .await
+                        .unwrap();
+                    assert_eq!(r.status(), StatusCode::CREATED);
+                    let body: Value = r.json().await.unwrap();
+                    assert!(body["warnings"].as_array().unwrap().is_empty(), "{body}");
+                }
+            })
+        })
+        .collect();
+    for c in clients {
+        c.await.unwrap();
+    }
+    let m = mnemon::Mnemon::open(dir.path()).unwrap();
+    let ops = m
+        .recent(&mnemon::OperationQuery {
+            kind: Some("conc".into()),
+            limit: Some(1_000),
+            ..Default::default()
+        })
+        .unwrap();
+    let mut pairs: Vec<(u64, u64)> = ops
+        .iter()
+        .map(|o| (o.data["c"].as_u64().unwrap(), o.data["i"].as_u64().unwrap()))
+        .collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    assert_eq!(pairs.len(), 200, "every record once");
+    srv.stop().await;
+}
