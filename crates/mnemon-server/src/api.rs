@@ -104,7 +104,7 @@ impl FromRequestParts<Arc<AppState>> for Project {
 }
 
 /// Runs blocking store work off the async workers.
-pub async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, ServerError> + Send + 'static,
 ) -> Result<T, ServerError> {
     tokio::task::spawn_blocking(f)
@@ -147,7 +147,7 @@ async fn status(
     .await
 }
 
-fn internal(e: serde_json::Error) -> ServerError {
+pub(crate) fn internal(e: serde_json::Error) -> ServerError {
     ServerError::Internal(format!("cannot encode the answer: {e}"))
 }
 
@@ -165,14 +165,17 @@ struct RecordBody {
     status: Option<String>,
 }
 
-fn created(value: Value) -> Response {
+pub(crate) fn created(value: Value) -> Response {
     (StatusCode::CREATED, Json(value)).into_response()
 }
 
 /// The stored record with the engine's events and the window after it, as
 /// `mnemon record --json` prints it.
-fn written<T: serde::Serialize>(w: &mnemon::Written<T>) -> Result<Value, ServerError> {
+pub(crate) fn written<T: serde::Serialize>(w: &mnemon::Written<T>) -> Result<Value, ServerError> {
     let mut v = serde_json::to_value(&w.value).map_err(internal)?;
+    if !v.is_object() {
+        v = json!({ "value": v });
+    }
     if let Some(obj) = v.as_object_mut() {
         obj.insert(
             "events".into(),

@@ -26,6 +26,15 @@ pub enum ServerError {
     /// Someone changed the item first; nothing was written.
     #[error("{0}")]
     Conflict(String),
+    /// The version named in `If-Match` is stale: `current` is the item as
+    /// it is now, to reapply the change on.
+    #[error("{message}")]
+    Stale {
+        /// What happened and what to do.
+        message: String,
+        /// The item as it is now.
+        current: serde_json::Value,
+    },
     /// The store failed (full disk, damaged file); nothing was written.
     #[error("{0}")]
     Storage(String),
@@ -40,6 +49,10 @@ impl From<mnemon::Error> for ServerError {
         use mnemon_core::memory::StoreError;
         let message = e.to_string();
         match (&e, e.class()) {
+            (mnemon::Error::Store(StoreError::Conflict { current, .. }), _) => ServerError::Stale {
+                message,
+                current: serde_json::to_value(current).unwrap_or_default(),
+            },
             (mnemon::Error::Store(StoreError::NotFound { .. }), _) => {
                 ServerError::NotFound(message)
             }
@@ -60,6 +73,7 @@ impl ServerError {
             ServerError::Unauthorized(_) => (StatusCode::UNAUTHORIZED, "unauthorized"),
             ServerError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
             ServerError::Conflict(_) => (StatusCode::CONFLICT, "conflict"),
+            ServerError::Stale { .. } => (StatusCode::CONFLICT, "stale_version"),
             ServerError::Storage(_) => (StatusCode::SERVICE_UNAVAILABLE, "storage"),
             ServerError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         }
@@ -72,7 +86,10 @@ impl IntoResponse for ServerError {
         if status.is_server_error() {
             tracing::error!(code, error = %self, "request failed");
         }
-        let body = json!({"error": {"code": code, "message": self.to_string()}});
+        let mut body = json!({"error": {"code": code, "message": self.to_string()}});
+        if let ServerError::Stale { current, .. } = self {
+            body["current"] = current;
+        }
         (status, Json(body)).into_response()
     }
 }

@@ -8,6 +8,7 @@
 
 mod api;
 mod error;
+mod memory_api;
 mod projects;
 mod tokens;
 
@@ -45,6 +46,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/healthz", get(|| async { axum::Json(json!({"status": "ok"})) }))
         .route("/readyz", get(ready))
         .merge(api::routes())
+        .merge(memory_api::routes())
         .fallback(|| async {
             ServerError::NotFound(
                 "no such route; the API is under /v1/projects/{project}/ (status, operations, messages, context)"

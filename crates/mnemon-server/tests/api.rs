@@ -261,7 +261,14 @@ async fn bad_input_gets_a_json_error_naming_the_fix() {
         ),
     ];
     for (i, (req, want, code)) in cases.into_iter().enumerate() {
-        let r = req.send().await.unwrap();
+        let r = match req.send().await {
+            Ok(r) => r,
+            // A body over the limit is refused from its Content-Length, and
+            // the connection closed, sometimes before the client has
+            // finished writing it: then it sees the close, not the 413.
+            Err(e) if want == StatusCode::PAYLOAD_TOO_LARGE && e.is_request() => continue,
+            Err(e) => panic!("case {i}: {e}"),
+        };
         assert_eq!(r.status(), want, "case {i}");
         if !code.is_empty() {
             let e: Value = r.json().await.unwrap();
@@ -314,5 +321,114 @@ async fn concurrent_clients_lose_nothing() {
     pairs.sort_unstable();
     pairs.dedup();
     assert_eq!(pairs.len(), 200, "every record once");
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hot_context_versions_sessions_decisions_and_checkpoints() {
+    let dir = tempfile::tempdir().unwrap();
+    let (srv, token) = start(dir.path()).await;
+    let c = reqwest::Client::new();
+    let url = |p: &str| format!("{}/v1/projects/default/{p}", srv.base);
+    let post = |p: &str, body: Value| c.post(url(p)).bearer_auth(&token).json(&body);
+
+    let r = post(
+        "hot",
+        json!({"kind": "goal", "text": "Ship the login flow", "priority": "high"}),
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let goal: Value = r.json().await.unwrap();
+    let id = goal["id"].as_str().unwrap().to_string();
+    assert_eq!(goal["version"], 1);
+
+    let patch = |version: &str, status: &str| {
+        c.patch(url(&format!("hot/{id}")))
+            .bearer_auth(&token)
+            .header("If-Match", version)
+            .json(&json!({"status": status}))
+    };
+    let r = patch("1", "in-progress").send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(r.json::<Value>().await.unwrap()["version"], 2);
+    let r = patch("\"1\"", "complete").send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::CONFLICT, "a stale version");
+    let e: Value = r.json().await.unwrap();
+    assert_eq!(e["error"]["code"], "stale_version", "{e}");
+    assert_eq!(e["current"]["version"], 2, "the item as it is now: {e}");
+    assert_eq!(e["current"]["status"], "in-progress");
+
+    let r = post(
+        "decisions",
+        json!({"title": "Sessions in Redis", "context": "Sessions must survive restarts",
+               "decision": "Keep sessions in Redis", "status": "Accepted"}),
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(
+        r.status(),
+        StatusCode::CREATED,
+        "{}",
+        r.text().await.unwrap()
+    );
+    let list: Value = c
+        .get(url("decisions"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 1);
+
+    let r = post("sessions", json!({"title": "auth work"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let r = post("checkpoints", json!({})).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let cps: Value = c
+        .get(url("checkpoints"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(cps.as_array().unwrap().len(), 1);
+    assert!(
+        cps[0]["checkpoint"]["resume_instructions"].is_object(),
+        "ADR-018's keys: {cps}"
+    );
+    let r = post("refresh", json!({})).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let refreshed: Value = r.json().await.unwrap();
+    assert!(refreshed["epoch"].as_u64().unwrap() >= 2, "{refreshed}");
+    let r = post("report-usage", json!({"prompt_tokens": 1_000_000}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST, "an implausible report");
+    let r = post("report-usage", json!({"prompt_tokens": 250}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let st: Value = r.json().await.unwrap();
+    assert_eq!(st["calibration_samples"], 1, "{st}");
+    let r = post("sessions/end", json!({})).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(r.json::<Value>().await.unwrap()["ended"], "summarized");
+    let r = post("hot", json!({"kind": "mood", "text": "x"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
     srv.stop().await;
 }

@@ -1,0 +1,299 @@
+//! The hot context, sessions, decisions, checkpoints and window actions
+//! over HTTP. A hot-item update names the version it read in `If-Match`;
+//! a stale one is answered 409 with the item as it is now.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, Query};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use axum::routing::{get, patch, post};
+use axum::{Json, Router};
+use mnemon::{HotItemChange, HotKind, HotStatus, NewDecision, Priority};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::AppState;
+use crate::api::{Body, Project, blocking, created, internal, written};
+use crate::error::ServerError;
+
+/// The routes of this module.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/v1/projects/{project}/hot", get(hot).post(add_hot))
+        .route("/v1/projects/{project}/hot/{id}", patch(update_hot))
+        .route(
+            "/v1/projects/{project}/decisions",
+            get(decisions).post(decide),
+        )
+        .route(
+            "/v1/projects/{project}/sessions",
+            get(sessions).post(start_session),
+        )
+        .route("/v1/projects/{project}/sessions/end", post(end_session))
+        .route(
+            "/v1/projects/{project}/checkpoints",
+            get(checkpoints).post(checkpoint),
+        )
+        .route("/v1/projects/{project}/refresh", post(refresh))
+        .route("/v1/projects/{project}/report-usage", post(report_usage))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AgentOnly {
+    agent: Option<String>,
+}
+
+fn value<T: serde::Serialize>(v: &T) -> Result<Json<Value>, ServerError> {
+    Ok(Json(serde_json::to_value(v).map_err(internal)?))
+}
+
+fn bad(code: &'static str, message: String) -> ServerError {
+    ServerError::BadRequest { code, message }
+}
+
+async fn hot(Project(m): Project) -> Result<Json<Value>, ServerError> {
+    blocking(move || Ok(Json(m.hot()?.to_json()))).await
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewHot {
+    /// `goal`, `constraint` or `note` (what `mnemon remember` keeps).
+    kind: String,
+    text: String,
+    priority: Option<String>,
+    parent: Option<String>,
+    agent: Option<String>,
+}
+
+fn priority(p: Option<&str>) -> Result<Option<Priority>, ServerError> {
+    p.map(str::parse)
+        .transpose()
+        .map_err(|e: String| bad("invalid_priority", e))
+}
+
+async fn add_hot(Project(m): Project, Body(b): Body<NewHot>) -> Result<Response, ServerError> {
+    let kind = match b.kind.as_str() {
+        "goal" => HotKind::Goal,
+        "constraint" => HotKind::Constraint,
+        "note" | "remember" => HotKind::Note,
+        other => {
+            return Err(bad(
+                "invalid_kind",
+                format!("kind `{other}` is not one to add here: use goal, constraint or note"),
+            ));
+        }
+    };
+    let priority = priority(b.priority.as_deref())?;
+    blocking(move || {
+        let m = m.with_agent(b.agent.as_deref());
+        let out = m.add_hot(kind, &b.text, priority, b.parent.as_deref())?;
+        Ok(created(written(&out)?))
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HotUpdate {
+    text: Option<String>,
+    priority: Option<String>,
+    /// pending, in-progress, complete (goals) or active, removed.
+    status: Option<String>,
+    agent: Option<String>,
+}
+
+/// `If-Match: 3` or `If-Match: "3"`: the version the client read.
+fn if_match(headers: &HeaderMap) -> Result<Option<u64>, ServerError> {
+    match headers.get(axum::http::header::IF_MATCH) {
+        None => Ok(None),
+        Some(v) => v
+            .to_str()
+            .ok()
+            .map(|s| s.trim().trim_matches('"'))
+            .and_then(|s| s.parse().ok())
+            .map(Some)
+            .ok_or_else(|| {
+                bad(
+                    "invalid_if_match",
+                    "If-Match must be the item's version number, as read".into(),
+                )
+            }),
+    }
+}
+
+async fn update_hot(
+    Project(m): Project,
+    Path((_, id)): Path<(String, String)>,
+    headers: HeaderMap,
+    Body(b): Body<HotUpdate>,
+) -> Result<Response, ServerError> {
+    let version = if_match(&headers)?;
+    let status = b
+        .status
+        .as_deref()
+        .map(|s| {
+            HotStatus::parse(s).ok_or_else(|| {
+                bad(
+                    "invalid_status",
+                    format!("status `{s}`: use pending, in-progress, complete, active or removed"),
+                )
+            })
+        })
+        .transpose()?;
+    let priority = priority(b.priority.as_deref())?;
+    blocking(move || {
+        let m = m.with_agent(b.agent.as_deref());
+        let out = m.update_hot(
+            &id,
+            version,
+            HotItemChange {
+                text: b.text,
+                priority,
+                status,
+                ..HotItemChange::default()
+            },
+        )?;
+        Ok(axum::response::IntoResponse::into_response(Json(written(
+            &out,
+        )?)))
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Limit {
+    limit: Option<usize>,
+}
+
+const MAX_LIST: usize = 10_000;
+
+fn limit(l: Option<usize>, default: usize) -> Result<usize, ServerError> {
+    let n = l.unwrap_or(default);
+    if n == 0 || n > MAX_LIST {
+        return Err(bad(
+            "invalid_limit",
+            format!("limit={n} is out of range: give 1 to {MAX_LIST}"),
+        ));
+    }
+    Ok(n)
+}
+
+async fn decisions(
+    Project(m): Project,
+    Query(q): Query<Limit>,
+) -> Result<Json<Value>, ServerError> {
+    let n = limit(q.limit, 50)?;
+    blocking(move || value(&m.decisions(Some(n))?)).await
+}
+
+async fn decide(Project(m): Project, Body(b): Body<Value>) -> Result<Response, ServerError> {
+    let agent = b.get("agent").and_then(Value::as_str).map(str::to_string);
+    let mut record = b.clone();
+    if let Some(obj) = record.as_object_mut() {
+        obj.remove("agent");
+    }
+    let d = NewDecision::from_json(&record).map_err(|e| bad("invalid_decision", e.to_string()))?;
+    blocking(move || {
+        let out = m.with_agent(agent.as_deref()).decide(&d)?;
+        Ok(created(written(&out)?))
+    })
+    .await
+}
+
+async fn sessions(Project(m): Project, Query(q): Query<Limit>) -> Result<Json<Value>, ServerError> {
+    let n = limit(q.limit, 50)?;
+    blocking(move || value(&m.sessions(n)?)).await
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StartSession {
+    title: Option<String>,
+    agent: Option<String>,
+}
+
+async fn start_session(
+    Project(m): Project,
+    Body(b): Body<StartSession>,
+) -> Result<Response, ServerError> {
+    blocking(move || {
+        let out = m
+            .with_agent(b.agent.as_deref())
+            .start_session(b.title.as_deref())?;
+        Ok(created(written(&out)?))
+    })
+    .await
+}
+
+async fn end_session(
+    Project(m): Project,
+    Body(b): Body<AgentOnly>,
+) -> Result<Json<Value>, ServerError> {
+    blocking(move || {
+        let out = m.with_agent(b.agent.as_deref()).end_session(None)?;
+        Ok(Json(written(&out)?))
+    })
+    .await
+}
+
+async fn checkpoints(
+    Project(m): Project,
+    Query(q): Query<Limit>,
+) -> Result<Json<Value>, ServerError> {
+    let n = limit(q.limit, 20)?;
+    blocking(move || {
+        let parsed: Vec<Value> = m
+            .checkpoints(n)?
+            .iter()
+            .filter_map(|c| serde_json::from_str(&c.json).ok())
+            .collect();
+        Ok(Json(json!(parsed)))
+    })
+    .await
+}
+
+async fn checkpoint(
+    Project(m): Project,
+    Body(b): Body<AgentOnly>,
+) -> Result<Response, ServerError> {
+    blocking(move || {
+        let out = m.with_agent(b.agent.as_deref()).checkpoint("manual")?;
+        Ok(created(written(&out)?))
+    })
+    .await
+}
+
+async fn refresh(
+    Project(m): Project,
+    Body(b): Body<AgentOnly>,
+) -> Result<Json<Value>, ServerError> {
+    blocking(move || {
+        let out = m.with_agent(b.agent.as_deref()).refresh()?;
+        Ok(Json(written(&out)?))
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Usage {
+    prompt_tokens: u64,
+    agent: Option<String>,
+}
+
+async fn report_usage(
+    Project(m): Project,
+    Body(b): Body<Usage>,
+) -> Result<Json<Value>, ServerError> {
+    blocking(move || {
+        value(
+            &m.with_agent(b.agent.as_deref())
+                .report_usage(b.prompt_tokens)?,
+        )
+    })
+    .await
+}
