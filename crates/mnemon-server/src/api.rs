@@ -172,23 +172,7 @@ pub(crate) fn created(value: Value) -> Response {
 /// The stored record with the engine's events and the window after it, as
 /// `mnemon record --json` prints it.
 pub(crate) fn written<T: serde::Serialize>(w: &mnemon::Written<T>) -> Result<Value, ServerError> {
-    let mut v = serde_json::to_value(&w.value).map_err(internal)?;
-    if !v.is_object() {
-        v = json!({ "value": v });
-    }
-    if let Some(obj) = v.as_object_mut() {
-        obj.insert(
-            "events".into(),
-            serde_json::to_value(&w.events).map_err(internal)?,
-        );
-        obj.insert(
-            "window".into(),
-            serde_json::to_value(&w.status.window).map_err(internal)?,
-        );
-        obj.insert("epoch".into(), w.status.epoch.into());
-        obj.insert("warnings".into(), json!(w.warnings));
-    }
-    Ok(v)
+    w.to_json().map_err(internal)
 }
 
 async fn record(Project(m): Project, Body(b): Body<RecordBody>) -> Result<Response, ServerError> {
@@ -226,20 +210,26 @@ struct OperationsQuery {
     session: Option<String>,
 }
 
-/// The most operations one request lists.
+/// The most items one request lists.
 const MAX_LIST: usize = 10_000;
+
+/// A list's `?limit=`, `default` when absent, refused outside 1 to [`MAX_LIST`].
+pub(crate) fn limit(l: Option<usize>, default: usize) -> Result<usize, ServerError> {
+    let n = l.unwrap_or(default);
+    if n == 0 || n > MAX_LIST {
+        return Err(ServerError::BadRequest {
+            code: "invalid_limit",
+            message: format!("limit={n} is out of range: give 1 to {MAX_LIST}"),
+        });
+    }
+    Ok(n)
+}
 
 async fn operations(
     Project(m): Project,
     Query(q): Query<OperationsQuery>,
 ) -> Result<Json<Value>, ServerError> {
-    let limit = q.limit.unwrap_or(20);
-    if limit == 0 || limit > MAX_LIST {
-        return Err(ServerError::BadRequest {
-            code: "invalid_limit",
-            message: format!("limit={limit} is out of range: give 1 to {MAX_LIST}"),
-        });
-    }
+    let limit = limit(q.limit, 20)?;
     blocking(move || {
         let ops = m.recent(&OperationQuery {
             session_id: q.session,

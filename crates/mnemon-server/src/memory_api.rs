@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::AppState;
-use crate::api::{Body, Project, blocking, created, internal, written};
+use crate::api::{Body, Project, blocking, created, internal, limit, written};
 use crate::error::ServerError;
 
 /// The routes of this module.
@@ -169,19 +169,6 @@ struct Limit {
     limit: Option<usize>,
 }
 
-const MAX_LIST: usize = 10_000;
-
-fn limit(l: Option<usize>, default: usize) -> Result<usize, ServerError> {
-    let n = l.unwrap_or(default);
-    if n == 0 || n > MAX_LIST {
-        return Err(bad(
-            "invalid_limit",
-            format!("limit={n} is out of range: give 1 to {MAX_LIST}"),
-        ));
-    }
-    Ok(n)
-}
-
 async fn decisions(
     Project(m): Project,
     Query(q): Query<Limit>,
@@ -190,12 +177,15 @@ async fn decisions(
     blocking(move || value(&m.decisions(Some(n))?)).await
 }
 
-async fn decide(Project(m): Project, Body(b): Body<Value>) -> Result<Response, ServerError> {
-    let agent = b.get("agent").and_then(Value::as_str).map(str::to_string);
-    let mut record = b.clone();
-    if let Some(obj) = record.as_object_mut() {
-        obj.remove("agent");
-    }
+async fn decide(
+    Project(m): Project,
+    Body(mut record): Body<Value>,
+) -> Result<Response, ServerError> {
+    // `agent` says who decided; the rest is the ADR.
+    let agent = record
+        .as_object_mut()
+        .and_then(|o| o.remove("agent"))
+        .and_then(|a| a.as_str().map(str::to_string));
     let d = NewDecision::from_json(&record).map_err(|e| bad("invalid_decision", e.to_string()))?;
     blocking(move || {
         let out = m.with_agent(agent.as_deref()).decide(&d)?;

@@ -281,13 +281,13 @@ impl Mnemon {
 
     /// The engine of this handle's agent, made on first use and kept.
     pub fn engine(&self) -> Result<Arc<ProjectEngine>> {
-        let name = self.agent.clone().unwrap_or_default();
+        let name = self.agent.as_deref().unwrap_or_default();
         let mut engines = self.inner.engines.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(e) = engines.get(&name) {
+        if let Some(e) = engines.get(name) {
             return Ok(Arc::clone(e));
         }
         let e = Arc::new(self.new_engine()?);
-        engines.insert(name, Arc::clone(&e));
+        engines.insert(name.to_string(), Arc::clone(&e));
         Ok(e)
     }
 

@@ -209,20 +209,17 @@ impl Views {
         let mem = self.dir.join("memory");
         let versions = mem.join("versions");
         create_dir(&versions)?;
-        for doc in current {
-            // The newest current version: another writer may have saved a
-            // newer one since `current` was read.
-            let doc = m.store().document(doc.kind, None)?;
+        for kind in current.iter().map(|d| d.kind) {
+            // Read now, not taken from `current`: another writer may have
+            // saved a newer version since. The newest is the current one.
+            let all = m.store().document_versions(kind)?;
+            let Some((doc, kept)) = all.split_first() else {
+                continue;
+            };
             write_atomically(
                 &mem.join(format!("{}.md", doc.kind.stem())),
                 doc.content.as_bytes(),
             )?;
-            let kept: Vec<Document> = m
-                .store()
-                .document_versions(doc.kind)?
-                .into_iter()
-                .filter(|d| d.version != doc.version)
-                .collect();
             let names: Vec<String> = kept.iter().map(version_file).collect();
             for (d, name) in kept.iter().zip(&names) {
                 let path = versions.join(name);

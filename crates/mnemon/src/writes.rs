@@ -32,6 +32,25 @@ pub struct Written<T> {
     pub warnings: Vec<String>,
 }
 
+impl<T: Serialize> Written<T> {
+    /// The stored value's fields with `events`, `window`, `epoch` and
+    /// `warnings` beside them: what `mnemon record --json` prints and the
+    /// HTTP API answers. A value that is not an object sits under `value`.
+    pub fn to_json(&self) -> serde_json::Result<serde_json::Value> {
+        let mut v = serde_json::to_value(&self.value)?;
+        if !v.is_object() {
+            v = serde_json::json!({ "value": v });
+        }
+        if let Some(obj) = v.as_object_mut() {
+            obj.insert("events".into(), serde_json::to_value(&self.events)?);
+            obj.insert("window".into(), serde_json::to_value(&self.status.window)?);
+            obj.insert("epoch".into(), self.status.epoch.into());
+            obj.insert("warnings".into(), serde_json::to_value(&self.warnings)?);
+        }
+        Ok(v)
+    }
+}
+
 impl<T> Written<T> {
     fn map<U>(self, f: impl FnOnce(T) -> U) -> Written<U> {
         Written {
@@ -71,6 +90,32 @@ pub(crate) struct Touched {
     /// Whether the write appended to the log, so that a later render that
     /// read the log past it already shows it.
     pub logged: bool,
+}
+
+impl Touched {
+    /// A write that changed what the session file and documents show.
+    fn rendered() -> Touched {
+        Touched {
+            views: true,
+            ..Touched::default()
+        }
+    }
+
+    /// A rendered write that also appended to the log.
+    fn logged() -> Touched {
+        Touched {
+            logged: true,
+            ..Touched::rendered()
+        }
+    }
+
+    fn with_decisions(self, decisions: Vec<DecisionRecord>) -> Touched {
+        Touched { decisions, ..self }
+    }
+
+    fn with_sessions(self, sessions: Vec<String>) -> Touched {
+        Touched { sessions, ..self }
+    }
 }
 
 impl Mnemon {
@@ -135,15 +180,7 @@ impl Mnemon {
 
     /// Settles a write that appended to the log.
     fn written<T>(&self, e: &ProjectEngine, out: Outcome<T>) -> Written<T> {
-        self.settle(
-            e,
-            out,
-            Touched {
-                views: true,
-                logged: true,
-                ..Touched::default()
-            },
-        )
+        self.settle(e, out, Touched::logged())
     }
 
     /// Records an operation in the agent's live context. Durable on return.
@@ -208,12 +245,7 @@ impl Mnemon {
     pub fn decide(&self, d: &NewDecision) -> Result<Written<DecisionRecord>> {
         let e = self.engine()?;
         let out = e.decide(d)?;
-        let touched = Touched {
-            decisions: vec![out.value.clone()],
-            views: true,
-            logged: true,
-            ..Touched::default()
-        };
+        let touched = Touched::logged().with_decisions(vec![out.value.clone()]);
         Ok(self.settle(&e, out, touched))
     }
 
@@ -225,12 +257,8 @@ impl Mnemon {
     ) -> Result<Written<(DecisionRecord, DecisionRecord)>> {
         let e = self.engine()?;
         let out = e.supersede(old, d)?;
-        let touched = Touched {
-            decisions: vec![out.value.0.clone(), out.value.1.clone()],
-            views: true,
-            logged: true,
-            ..Touched::default()
-        };
+        let touched =
+            Touched::logged().with_decisions(vec![out.value.0.clone(), out.value.1.clone()]);
         Ok(self.settle(&e, out, touched))
     }
 
@@ -248,11 +276,7 @@ impl Mnemon {
         }
         let e = self.engine()?;
         let out = e.set_decision_status(id, status)?;
-        let touched = Touched {
-            decisions: vec![out.value.clone()],
-            views: true,
-            ..Touched::default()
-        };
+        let touched = Touched::rendered().with_decisions(vec![out.value.clone()]);
         Ok(self.settle(&e, out, touched))
     }
 
@@ -285,11 +309,7 @@ impl Mnemon {
         let out = e.start_session(title)?;
         let mut sessions: Vec<String> = previous.into_iter().map(|p| p.id).collect();
         sessions.push(out.value.id.clone());
-        let touched = Touched {
-            sessions,
-            views: true,
-            ..Touched::default()
-        };
+        let touched = Touched::rendered().with_sessions(sessions);
         Ok(self.settle(&e, out, touched))
     }
 
@@ -307,20 +327,12 @@ impl Mnemon {
         };
         if own {
             let out = e.end_session()?;
-            let touched = Touched {
-                sessions: vec![out.value.session_id.clone()],
-                views: true,
-                ..Touched::default()
-            };
+            let touched = Touched::rendered().with_sessions(vec![out.value.session_id.clone()]);
             let w = self.settle(&e, out, touched);
             return Ok(w.map(|report| SessionEnd::Summarized { report }));
         }
         let out = e.mark_session_ended(id)?;
-        let touched = Touched {
-            sessions: vec![out.value.id.clone()],
-            views: true,
-            ..Touched::default()
-        };
+        let touched = Touched::rendered().with_sessions(vec![out.value.id.clone()]);
         let w = self.settle(&e, out, touched);
         Ok(w.map(|session| SessionEnd::Marked { session }))
     }
@@ -333,11 +345,7 @@ impl Mnemon {
     ) -> Result<Written<Session>> {
         let e = self.engine()?;
         let out = e.archive_session(id, title)?;
-        let touched = Touched {
-            sessions: vec![out.value.id.clone()],
-            views: true,
-            ..Touched::default()
-        };
+        let touched = Touched::rendered().with_sessions(vec![out.value.id.clone()]);
         Ok(self.settle(&e, out, touched))
     }
 
@@ -353,11 +361,7 @@ impl Mnemon {
             .map(|p| p.id)
             .filter(|p| *p != out.value.session.id)
             .collect();
-        let touched = Touched {
-            sessions,
-            views: true,
-            ..Touched::default()
-        };
+        let touched = Touched::rendered().with_sessions(sessions);
         Ok(self.settle(&e, out, touched))
     }
 
@@ -406,26 +410,14 @@ impl Mnemon {
     pub fn optimize(&self, dry_run: bool) -> Result<Written<mnemon_core::engine::OptimizeReport>> {
         let e = self.engine()?;
         let out = e.optimize(dry_run)?;
-        if dry_run {
-            return Ok(self.settle(&e, out, Touched::default()));
-        }
-        let artifacts = out.value.artifacts.clone();
-        let mut w = self.settle(
-            &e,
-            out,
-            Touched {
-                views: true,
-                ..Touched::default()
-            },
-        );
-        if let Some(views) = self.views()
-            && let Err(err) = views.write_artifacts(e.memory(), Some(&artifacts))
-        {
-            w.warnings.push(format!(
-                "the optimization is stored, but its files were not written ({err}); `mnemon export` writes them again"
-            ));
-        }
-        Ok(w)
+        // The engine's `Optimized` event names the artifacts; `render`
+        // writes them with the views.
+        let touched = if dry_run {
+            Touched::default()
+        } else {
+            Touched::rendered()
+        };
+        Ok(self.settle(&e, out, touched))
     }
 
     /// The provider's prompt-token count becomes the usage and calibrates
@@ -448,13 +440,6 @@ impl Mnemon {
             checkpoints: Vec::new(),
             value: r,
         };
-        Ok(self.settle(
-            &e,
-            out,
-            Touched {
-                views: true,
-                ..Touched::default()
-            },
-        ))
+        Ok(self.settle(&e, out, Touched::rendered()))
     }
 }

@@ -3,7 +3,6 @@
 use std::io::Read;
 
 use anyhow::{Context, Result};
-use mnemon::Written;
 use mnemon_core::importance::Role;
 use mnemon_core::memory::{NewMessage, NewOperation, Operation, OperationQuery, Phase};
 
@@ -36,7 +35,7 @@ pub fn record(g: &Global, a: &RecordArgs) -> Result<()> {
     crate::commands::checkpoint::after(g, &out);
     let op = &out.value;
     if g.json {
-        return json(&with_engine(op, &out)?);
+        return json(&out.to_json()?);
     }
     let pinned = if op.pinned { ", pinned" } else { "" };
     anstream::println!(
@@ -71,7 +70,7 @@ pub fn message(g: &Global, a: &MessageArgs) -> Result<()> {
     crate::commands::checkpoint::after(g, &out);
     let msg = &out.value;
     if g.json {
-        return json(&with_engine(msg, &out)?);
+        return json(&out.to_json()?);
     }
     anstream::println!(
         "{BOLD}recorded{BOLD:#} {} message {}  {DIM}({} tokens, importance {:.2}{}){DIM:#}",
@@ -123,21 +122,6 @@ fn print_op(op: &Operation) {
 }
 
 /// The first 13 characters of a UUIDv7 (its time part) find it again.
-/// The stored record with what the engine did (`events`) and the window
-/// after it (`window`, `epoch`), for scripts that track usage.
-fn with_engine<T: serde::Serialize, U>(value: &T, out: &Written<U>) -> Result<serde_json::Value> {
-    let mut v = serde_json::to_value(value)?;
-    if let Some(obj) = v.as_object_mut() {
-        obj.insert("events".into(), serde_json::to_value(&out.events)?);
-        obj.insert("window".into(), serde_json::to_value(&out.status.window)?);
-        obj.insert("epoch".into(), out.status.epoch.into());
-        if !out.warnings.is_empty() {
-            obj.insert("warnings".into(), serde_json::to_value(&out.warnings)?);
-        }
-    }
-    Ok(v)
-}
-
 pub fn short(id: &str) -> &str {
     &id[..id.len().min(13)]
 }

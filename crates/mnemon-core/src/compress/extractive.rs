@@ -43,10 +43,6 @@ impl Extractive {
             ratio_ppm: ratio_ppm.clamp(1, 1_000_000),
         }
     }
-
-    pub fn ratio_ppm(&self) -> u64 {
-        self.ratio_ppm
-    }
 }
 
 struct Sentence<'a> {

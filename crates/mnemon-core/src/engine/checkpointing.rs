@@ -34,7 +34,7 @@ impl<S: EngineStore> Engine<S> {
         if !self.cfg.checkpoints.allows(trigger) {
             return Err(EngineError::Invalid(format!(
                 "`{trigger}` checkpoints are switched off ({} = false in the configuration); set it to true to take one",
-                super::CheckpointTriggers::key_for(trigger)
+                self.cfg.checkpoints.key_for(trigger)
             )));
         }
         let _g = self.lock();

@@ -164,38 +164,31 @@ impl Default for CheckpointTriggers {
 }
 
 impl CheckpointTriggers {
-    /// Whether a checkpoint with this trigger name is taken.
-    pub fn allows(&self, trigger: &str) -> bool {
+    /// The switch that governs `trigger` (its value here) and its config key.
+    fn switch(&self, trigger: &str) -> (bool, &'static str) {
         if trigger.starts_with("threshold_") || trigger == "emergency_95pct" {
-            self.threshold
+            (self.threshold, "checkpoint.threshold_based")
         } else if trigger.starts_with("time_") {
-            self.time
+            (self.time, "checkpoint.time_based")
         } else if trigger.starts_with("operations_") {
-            self.operations
+            (self.operations, "checkpoint.operation_count_based")
         } else if trigger.starts_with("phase_complete_") {
-            self.phase
+            (self.phase, "checkpoint.phase_completion")
         } else if trigger == "session_end" {
-            self.session_end
+            (self.session_end, "checkpoint.session_end")
         } else {
-            self.manual
+            (self.manual, "checkpoint.manual")
         }
     }
 
+    /// Whether a checkpoint with this trigger name is taken.
+    pub fn allows(&self, trigger: &str) -> bool {
+        self.switch(trigger).0
+    }
+
     /// The `[checkpoint]` key that switches `trigger` on or off.
-    pub fn key_for(trigger: &str) -> &'static str {
-        if trigger.starts_with("threshold_") || trigger == "emergency_95pct" {
-            "checkpoint.threshold_based"
-        } else if trigger.starts_with("time_") {
-            "checkpoint.time_based"
-        } else if trigger.starts_with("operations_") {
-            "checkpoint.operation_count_based"
-        } else if trigger.starts_with("phase_complete_") {
-            "checkpoint.phase_completion"
-        } else if trigger == "session_end" {
-            "checkpoint.session_end"
-        } else {
-            "checkpoint.manual"
-        }
+    pub fn key_for(&self, trigger: &str) -> &'static str {
+        self.switch(trigger).1
     }
 }
 

@@ -28,12 +28,10 @@ impl<S: EngineStore> Engine<S> {
         self.accept(tokens, None, write)
     }
 
+    /// The texts a write stores, plus the framing of its one log line.
     fn estimate(&self, texts: &[&str]) -> u64 {
         let counter = self.memory.counter();
-        texts
-            .iter()
-            .map(|t| counter.count(t) as u64 + LOG_LINE_OVERHEAD)
-            .sum()
+        LOG_LINE_OVERHEAD + texts.iter().map(|t| counter.count(t) as u64).sum::<u64>()
     }
 
     /// Adds a goal, constraint, note or decision to the hot context.
