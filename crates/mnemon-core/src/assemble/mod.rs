@@ -12,6 +12,7 @@
 //! exceeds the budget by a single token. No candidate id appears twice.
 
 pub mod candidates;
+pub mod fence;
 pub mod plan;
 pub mod postings;
 pub mod retrieve;
@@ -187,7 +188,12 @@ impl Assembler<'_> {
                 sections: required.join(", "),
             });
         }
-        let mut estimate = need;
+        // The fence comes with the first item; required items brought it.
+        let fence_cost = self
+            .counter
+            .count(&format!("{}\n{}", fence::OPEN, fence::CLOSE)) as u64
+            + 1;
+        let mut estimate = if need == 0 { fence_cost } else { need };
 
         // Each section up to its share, then the leftovers by priority.
         for pass in 0..2 {
@@ -266,7 +272,8 @@ impl Assembler<'_> {
     /// An item with the newline after it: exact for most lines, and
     /// remembered across calls by a memoizing counter.
     fn line_cost(&self, c: &Candidate) -> u64 {
-        self.counter.count(&format!("{}\n", c.text)) as u64
+        self.counter
+            .count(&format!("{}\n", fence::neutralize(&c.text))) as u64
     }
 
     fn count(&self, chosen: &Chosen<'_>, plan: &BudgetPlan) -> u64 {
@@ -315,7 +322,7 @@ impl Assembler<'_> {
                             provenance: c.provenance.clone(),
                             tokens: self.line_cost(c),
                             score: c.score,
-                            text: c.text.clone(),
+                            text: fence::neutralize(&c.text).into_owned(),
                         })
                         .collect(),
                 }
@@ -385,15 +392,22 @@ fn pieces(
         for c in items {
             let text = match (kind, c.role) {
                 (SectionKind::RecentMessages, Some(r)) => {
-                    format!("{}: {}", r.name(), c.text.replace('\n', " "))
+                    format!(
+                        "{}: {}",
+                        r.name(),
+                        fence::neutralize(&c.text).replace('\n', " ")
+                    )
                 }
-                _ => c.text.clone(),
+                _ => fence::neutralize(&c.text).into_owned(),
             };
             out.push((text, sep));
         }
     }
+    // Everything that came from memory sits inside one fence.
     if let Some(last) = out.last_mut() {
-        last.1 = "";
+        last.1 = "\n";
+        out.insert(0, (fence::OPEN.to_string(), "\n"));
+        out.push((fence::CLOSE.to_string(), ""));
     }
     out
 }
