@@ -107,6 +107,9 @@ pub enum Command {
     Eval(EvalCommand),
     /// Serve this project (and others) over HTTP: a JSON API under /v1/projects/{project}/.
     Serve(ServeArgs),
+    /// Serve this project to an MCP client (Claude Code, Codex, Cursor) on standard input and
+    /// output. Standard output carries only the protocol.
+    Mcp(AgentArg),
     /// Bearer tokens for `mnemon serve`, each scoped to one project.
     #[command(subcommand)]
     Token(TokenCommand),

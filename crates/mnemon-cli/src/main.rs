@@ -55,6 +55,7 @@ fn main() -> ExitCode {
         Command::Chat(a) => commands::chat::run(g, a),
         Command::Eval(c) => commands::eval::run(g, c),
         Command::Serve(a) => commands::serve::serve(g, a),
+        Command::Mcp(a) => commands::serve::mcp(g, a.agent.as_deref()),
         Command::Token(cli::TokenCommand::Create { project }) => {
             commands::serve::token_create(g, project)
         }

@@ -73,34 +73,68 @@ impl FromRequestParts<Arc<AppState>> for Project {
                 code: "invalid_path",
                 message: e.body_text(),
             })?;
-        let token = parts
-            .headers
-            .get(axum::http::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim)
-            .ok_or_else(|| {
-                ServerError::Unauthorized(
-                    "send `Authorization: Bearer <token>`; `mnemon token create --project P` makes one"
-                        .into(),
-                )
-            })?;
-        let state = Arc::clone(state);
-        let token = token.to_string();
-        blocking(move || {
-            match state.projects.tokens().project_of(&token)? {
-                None => Err(ServerError::Unauthorized(
-                    "this token is not known to the server; create one with `mnemon token create --project P`"
-                        .into(),
-                )),
-                Some(p) if p != project => Err(ServerError::NotFound(format!(
-                    "no project `{project}` for this token"
-                ))),
-                Some(_) => Ok(Project(state.projects.get(&project)?)),
-            }
-        })
-        .await
+        Ok(Project(
+            authorized(state, &parts.headers, Some(&project)).await?,
+        ))
     }
+}
+
+/// The project a request may use: `project` when its bearer token is
+/// scoped to it (`None`: the token's own project). No token or an unknown
+/// one is 401; a token of another project is 404.
+pub(crate) async fn authorized(
+    state: &Arc<AppState>,
+    headers: &axum::http::HeaderMap,
+    project: Option<&str>,
+) -> Result<Mnemon, ServerError> {
+    let token = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .ok_or_else(|| {
+            ServerError::Unauthorized(
+                "send `Authorization: Bearer <token>`; `mnemon token create --project P` makes one"
+                    .into(),
+            )
+        })?;
+    let state = Arc::clone(state);
+    let token = token.to_string();
+    let project = project.map(str::to_string);
+    blocking(move || match state.projects.tokens().project_of(&token)? {
+        None => Err(ServerError::Unauthorized(
+            "this token is not known to the server; create one with `mnemon token create --project P`"
+                .into(),
+        )),
+        Some(p) if project.as_ref().is_some_and(|want| *want != p) => Err(ServerError::NotFound(
+            format!(
+                "no project `{}` for this token",
+                project.unwrap_or_default()
+            ),
+        )),
+        Some(p) => state.projects.get(&p),
+    })
+    .await
+}
+
+/// A checkpoint named by a client: an id (`CP-20260101-120000-2`), never
+/// a path, so a request cannot make the server read its files.
+pub(crate) fn checkpoint_id(id: &str) -> Result<String, ServerError> {
+    let id = id.trim();
+    if id.is_empty()
+        || id.len() > 64
+        || !id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(ServerError::BadRequest {
+            code: "invalid_checkpoint",
+            message: format!(
+                "`{id}` is not a checkpoint id: give one as listed (CP-YYYYmmdd-HHMMSS), not a path"
+            ),
+        });
+    }
+    Ok(id.to_string())
 }
 
 /// Runs blocking store work off the async workers.

@@ -8,6 +8,7 @@
 
 mod api;
 mod error;
+pub mod mcp;
 mod memory_api;
 mod projects;
 mod tokens;
@@ -32,6 +33,21 @@ pub use tokens::{StoredToken, Tokens};
 pub struct AppState {
     /// The projects this server serves.
     pub projects: Projects,
+    /// Stops the MCP sessions when the server stops.
+    pub mcp_stop: tokio_util::sync::CancellationToken,
+    /// Accept any `Host` on `/mcp` (the server listens beyond loopback).
+    pub open_hosts: bool,
+}
+
+impl AppState {
+    /// The state of a server over the projects of `root`.
+    pub fn new(root: PathBuf, open: OpenOptions, open_hosts: bool) -> AppState {
+        AppState {
+            projects: Projects::new(root, open),
+            mcp_stop: tokio_util::sync::CancellationToken::new(),
+            open_hosts,
+        }
+    }
 }
 
 /// The largest request body: far above any record, and bounded.
@@ -42,7 +58,17 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The application: routes, body limit, timeout, request tracing.
 pub fn router(state: Arc<AppState>) -> Router {
+    let mcp = Router::new()
+        .nest_service(
+            "/mcp",
+            mcp::service(state.open_hosts, state.mcp_stop.clone()),
+        )
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state),
+            mcp::authorize,
+        ));
     Router::new()
+        .merge(mcp)
         .route("/healthz", get(|| async { axum::Json(json!({"status": "ok"})) }))
         .route("/readyz", get(ready))
         .merge(api::routes())
@@ -90,11 +116,18 @@ pub async fn serve(
     opts: ServeOptions,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
-    let state = Arc::new(AppState {
-        projects: Projects::new(opts.root, opts.open),
-    });
+    let loopback = listener
+        .local_addr()
+        .map(|a| a.ip().is_loopback())
+        .unwrap_or(true);
+    let state = Arc::new(AppState::new(opts.root, opts.open, !loopback));
+    let stop = state.mcp_stop.clone();
     axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            // Open MCP streams would hold the server up otherwise.
+            stop.cancel();
+        })
         .await
         .map_err(|e| ServerError::Internal(format!("the server stopped: {e}")))
 }

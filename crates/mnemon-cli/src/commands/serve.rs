@@ -20,6 +20,14 @@ pub fn serve(g: &Global, a: &ServeArgs) -> Result<()> {
     Ok(())
 }
 
+/// `mnemon mcp`: the project of this directory on stdio.
+pub fn mcp(g: &Global, agent: Option<&str>) -> Result<()> {
+    let project = Project::find(g.dir.as_deref())?;
+    let m = project.open(agent)?;
+    mnemon_server::mcp::run_stdio(m)?;
+    Ok(())
+}
+
 pub fn token_create(g: &Global, project_name: &str) -> Result<()> {
     let project = Project::find(g.dir.as_deref())?;
     let root = project.settings().root();
