@@ -155,10 +155,6 @@ pub fn routes() -> Router<Arc<AppState>> {
             get(operations).post(record),
         )
         .route(
-            "/v1/projects/{project}/messages",
-            axum::routing::post(message),
-        )
-        .route(
             "/v1/projects/{project}/context",
             axum::routing::post(context),
         )
@@ -278,13 +274,16 @@ async fn operations(
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct MessageBody {
+pub(crate) struct MessageBody {
     role: String,
     content: String,
     agent: Option<String>,
 }
 
-async fn message(Project(m): Project, Body(b): Body<MessageBody>) -> Result<Response, ServerError> {
+pub(crate) async fn message(
+    Project(m): Project,
+    Body(b): Body<MessageBody>,
+) -> Result<Response, ServerError> {
     let role: Role = b
         .role
         .parse()

@@ -8,8 +8,10 @@
 
 mod api;
 mod error;
+mod events;
 pub mod mcp;
 mod memory_api;
+mod more_api;
 mod projects;
 mod tokens;
 
@@ -73,6 +75,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/readyz", get(ready))
         .merge(api::routes())
         .merge(memory_api::routes())
+        .merge(more_api::routes())
         .fallback(|| async {
             ServerError::NotFound(
                 "no such route; the API is under /v1/projects/{project}/ (status, operations, messages, context)"
@@ -120,16 +123,24 @@ pub async fn serve(
         .local_addr()
         .map(|a| a.ip().is_loopback())
         .unwrap_or(true);
-    let state = Arc::new(AppState::new(opts.root, opts.open, !loopback));
+    // Views are rendered after each write is answered, not inside it.
+    let open = opts.open.render_in_background(true);
+    let state = Arc::new(AppState::new(opts.root, open, !loopback));
     let stop = state.mcp_stop.clone();
-    axum::serve(listener, router(state))
+    let kept = Arc::clone(&state);
+    let served = axum::serve(listener, router(state))
         .with_graceful_shutdown(async move {
             shutdown.await;
             // Open MCP streams would hold the server up otherwise.
             stop.cancel();
         })
         .await
-        .map_err(|e| ServerError::Internal(format!("the server stopped: {e}")))
+        .map_err(|e| ServerError::Internal(format!("the server stopped: {e}")));
+    // Every answered write's views are on disk before the process exits.
+    tokio::task::spawn_blocking(move || kept.projects.flush_all())
+        .await
+        .map_err(|e| ServerError::Internal(format!("views were not flushed: {e}")))?;
+    served
 }
 
 /// SIGTERM or Ctrl-C.

@@ -42,6 +42,20 @@ impl Projects {
         Tokens::at(&self.server_dir())
     }
 
+    /// Waits until every open project's views are rendered.
+    pub fn flush_all(&self) {
+        let open: Vec<Mnemon> = self
+            .open
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        for m in open {
+            m.flush_views();
+        }
+    }
+
     /// The handle of `name`, opened on first use and kept.
     pub fn get(&self, name: &str) -> Result<Mnemon, ServerError> {
         if let Some(m) = self

@@ -1,60 +1,12 @@
 //! The real server on 127.0.0.1:0, spoken to over HTTP by a real client
 //! (reqwest): tokens, the stable routes, JSON errors, concurrent clients.
 
-use std::path::Path;
-
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-struct Running {
-    base: String,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<()>,
-}
+mod common;
 
-impl Running {
-    async fn stop(mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-        self.task.await.unwrap();
-    }
-}
-
-/// A project in `dir` with a token for `default`, served on a free port.
-async fn start(dir: &Path) -> (Running, String) {
-    mnemon::init(
-        dir,
-        &mnemon::InitOptions {
-            model: None,
-            window: Some(128_000),
-        },
-    )
-    .unwrap();
-    let token = mnemon_server::create_token(dir, "default", "2025-01-15T14:30:00Z").unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let opts = mnemon_server::ServeOptions {
-        root: dir.to_path_buf(),
-        open: mnemon::OpenOptions::new(),
-    };
-    let task = tokio::spawn(async move {
-        mnemon_server::serve(listener, opts, async {
-            let _ = rx.await;
-        })
-        .await
-        .unwrap();
-    });
-    (
-        Running {
-            base,
-            stop: Some(tx),
-            task,
-        },
-        token,
-    )
-}
+use common::start;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn record_context_and_status_over_http() {

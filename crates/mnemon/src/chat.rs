@@ -84,7 +84,9 @@ impl ChatSession {
             // A line that changed sessions renders whatever the log says.
             logged: reply.recorded.is_some() && reply.sessions.is_empty(),
         };
-        let warnings = self.mnemon.render(&self.engine, &reply.events, touched);
+        let warnings = self
+            .mnemon
+            .after_write(&self.engine, &reply.events, None, touched);
         ChatReply { reply, warnings }
     }
 }

@@ -39,6 +39,7 @@
 
 #![warn(missing_docs)]
 
+mod background;
 mod chat;
 mod clock;
 mod error;
@@ -54,6 +55,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+pub use background::ProjectEvent;
 pub use chat::{ChatReply, ChatSession};
 pub use clock::SystemClock;
 pub use error::{Error, ErrorClass, Result};
@@ -107,6 +109,9 @@ struct Inner {
     clock: Arc<dyn Clock>,
     views: Option<Views>,
     engines: Mutex<HashMap<String, Arc<ProjectEngine>>>,
+    events: background::EventBus,
+    /// Renders views after writes are answered (long-running processes).
+    renderer: Option<background::Renderer>,
 }
 
 impl std::fmt::Debug for Inner {
@@ -134,6 +139,7 @@ pub struct OpenOptions {
     env: Environment,
     clock: Option<Arc<dyn Clock>>,
     agent: Option<String>,
+    background: bool,
 }
 
 impl OpenOptions {
@@ -152,6 +158,7 @@ impl OpenOptions {
             env,
             clock: Some(clock),
             agent,
+            background: false,
         })
     }
 
@@ -170,6 +177,16 @@ impl OpenOptions {
     /// The agent the handle acts as by default.
     pub fn agent(mut self, agent: impl Into<String>) -> OpenOptions {
         self.agent = Some(agent.into());
+        self
+    }
+
+    /// Render the files under `.mnemon/` on a worker thread after each
+    /// write is answered, coalescing bursts, instead of before the write
+    /// returns: for servers, where rendering per request would cost more
+    /// than the write. Failures are logged (`tracing`), not returned;
+    /// [`Mnemon::flush_views`] waits for the worker.
+    pub fn render_in_background(mut self, on: bool) -> OpenOptions {
+        self.background = on;
         self
     }
 
@@ -222,6 +239,14 @@ impl OpenOptions {
         let clock = self
             .clock
             .unwrap_or_else(|| Arc::new(SystemClock::default()));
+        let keep_versions = settings.loaded().config.episodic.keep_versions;
+        let renderer = match (&views, self.background) {
+            (Some(v), true) => Some(
+                background::Renderer::start(v.clone(), keep_versions)
+                    .map_err(|e| Error::io("cannot start the view renderer", e))?,
+            ),
+            _ => None,
+        };
         Ok(Mnemon {
             inner: Arc::new(Inner {
                 settings,
@@ -230,6 +255,8 @@ impl OpenOptions {
                 clock,
                 views,
                 engines: Mutex::new(HashMap::new()),
+                events: background::EventBus::default(),
+                renderer,
             }),
             agent: self.agent,
         })
@@ -318,6 +345,22 @@ impl Mnemon {
         );
         let cfg = setup.engine_config(&inner.settings.loaded().config);
         Ok(Engine::new(memory, cfg))
+    }
+
+    /// Every write's outcome (which agent, what the engine did, the window
+    /// after it) from now on, made through any clone of this handle in this
+    /// process. A receiver that falls more than 1,024 events behind is told
+    /// how many it missed.
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<ProjectEvent> {
+        self.inner.events.subscribe()
+    }
+
+    /// Returns once the views of every write answered so far are rendered
+    /// (at once unless the handle renders in the background).
+    pub fn flush_views(&self) {
+        if let Some(r) = &self.inner.renderer {
+            r.flush();
+        }
     }
 
     pub(crate) fn views(&self) -> Option<&Views> {

@@ -173,6 +173,14 @@ impl Mnemon {
         })
     }
 
+    /// The positions of the newest operation and the newest message: they
+    /// rise with every write, by any process, so a watcher that sees them
+    /// move knows the project changed.
+    pub fn log_heads(&self) -> Result<(i64, i64)> {
+        use mnemon_core::engine::EngineStore;
+        Ok(self.engine()?.memory().store().log_heads()?)
+    }
+
     /// An episodic document. The current version is regenerated first (and
     /// its file written), so it is never stale.
     pub fn document(&self, kind: DocKind, version: Option<u64>) -> Result<Document> {

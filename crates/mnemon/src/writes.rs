@@ -13,6 +13,10 @@ use mnemon_core::memory::{
     RestoredSession, Session, SessionStore,
 };
 use serde::Serialize;
+use std::sync::Arc;
+
+use crate::background::ProjectEvent;
+use crate::views::Views;
 
 use crate::error::{Error, Result};
 use crate::{Mnemon, ProjectEngine};
@@ -79,6 +83,47 @@ pub enum SessionEnd {
     },
 }
 
+/// Renders what a committed write changed; every failure is a warning.
+pub(crate) fn render_with(
+    views: &Views,
+    keep_versions: u64,
+    e: &ProjectEngine,
+    events: &[EngineEvent],
+    touched: Touched,
+) -> Vec<String> {
+    let m = e.memory();
+    let mut warnings = Vec::new();
+    let mut note = |r: Result<()>| {
+        if let Err(err) = r {
+            warnings.push(format!(
+                "the write is stored, but a view under .mnemon/ was not updated ({err}); `mnemon export` writes them all again"
+            ));
+        }
+    };
+    note(views.write_checkpoints(m, &touched.checkpoints));
+    for ev in events {
+        if let EngineEvent::Optimized { artifacts, .. } = ev {
+            note(views.write_artifacts(m, Some(artifacts)).map(drop));
+        }
+    }
+    for d in &touched.decisions {
+        note(views.write_decision(d));
+    }
+    for s in &touched.sessions {
+        note(views.write_session(m, s));
+    }
+    if touched.views {
+        let covered = if touched.logged {
+            // Unreadable heads only cost a render.
+            m.store().log_heads().ok()
+        } else {
+            None
+        };
+        note(views.refresh(m, keep_versions, covered));
+    }
+    warnings
+}
+
 /// Files a write changed besides the session and documents.
 #[derive(Default)]
 pub(crate) struct Touched {
@@ -122,12 +167,12 @@ impl Mnemon {
     /// Renders what a committed write changed; every failure is a warning.
     pub(crate) fn settle<T>(
         &self,
-        e: &ProjectEngine,
+        e: &Arc<ProjectEngine>,
         out: Outcome<T>,
         mut touched: Touched,
     ) -> Written<T> {
         touched.checkpoints.extend(out.checkpoints);
-        let warnings = self.render(e, &out.events, touched);
+        let warnings = self.after_write(e, &out.events, Some(&out.status), touched);
         Written {
             value: out.value,
             events: out.events,
@@ -136,50 +181,43 @@ impl Mnemon {
         }
     }
 
-    pub(crate) fn render(
+    /// What follows every committed write: subscribers hear of it, and its
+    /// views are rendered (now, or by the background worker).
+    pub(crate) fn after_write(
         &self,
-        e: &ProjectEngine,
+        e: &Arc<ProjectEngine>,
         events: &[EngineEvent],
+        status: Option<&EngineStatus>,
         touched: Touched,
     ) -> Vec<String> {
+        if self.inner.events.listened() {
+            let status = match status {
+                Some(s) => Some(s.clone()),
+                None => e.status().ok(),
+            };
+            if let Some(status) = status {
+                self.inner.events.publish(ProjectEvent {
+                    agent: e.memory().agent().to_string(),
+                    events: events.to_vec(),
+                    status,
+                });
+            }
+        }
         let Some(views) = self.views() else {
             return Vec::new();
         };
-        let m = e.memory();
-        let mut warnings = Vec::new();
-        let mut note = |r: Result<()>| {
-            if let Err(err) = r {
-                warnings.push(format!(
-                    "the write is stored, but a view under .mnemon/ was not updated ({err}); `mnemon export` writes them all again"
-                ));
-            }
-        };
-        note(views.write_checkpoints(m, &touched.checkpoints));
-        for ev in events {
-            if let EngineEvent::Optimized { artifacts, .. } = ev {
-                note(views.write_artifacts(m, Some(artifacts)).map(drop));
-            }
+        let keep = self.keep_versions();
+        match self.inner.renderer.as_ref() {
+            None => render_with(views, keep, e, events, touched),
+            Some(r) => match r.queue(Arc::clone(e), events.to_vec(), touched) {
+                Ok(()) => Vec::new(),
+                Err((events, touched)) => render_with(views, keep, e, &events, touched),
+            },
         }
-        for d in &touched.decisions {
-            note(views.write_decision(d));
-        }
-        for s in &touched.sessions {
-            note(views.write_session(m, s));
-        }
-        if touched.views {
-            let covered = if touched.logged {
-                // Unreadable heads only cost a render.
-                m.store().log_heads().ok()
-            } else {
-                None
-            };
-            note(views.refresh(m, self.keep_versions(), covered));
-        }
-        warnings
     }
 
     /// Settles a write that appended to the log.
-    fn written<T>(&self, e: &ProjectEngine, out: Outcome<T>) -> Written<T> {
+    fn written<T>(&self, e: &Arc<ProjectEngine>, out: Outcome<T>) -> Written<T> {
         self.settle(e, out, Touched::logged())
     }
 

@@ -1,0 +1,353 @@
+//! The rest of what the CLI does, over HTTP: search, messages, entities,
+//! single sessions, decisions and checkpoints, resume, compact, optimize,
+//! the episodic documents and the event stream.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, Query};
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use mnemon::{EntityChange, EntityKind, EntityQuery, MessageQuery, NewEntity};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::AppState;
+use crate::api::{Body, Project, blocking, checkpoint_id, created, internal, limit, written};
+use crate::error::ServerError;
+
+/// The routes of this module.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/v1/projects/{project}/search", get(search))
+        .route(
+            "/v1/projects/{project}/messages",
+            get(messages).post(crate::api::message),
+        )
+        .route(
+            "/v1/projects/{project}/entities",
+            get(entities).post(create_entity),
+        )
+        .route(
+            "/v1/projects/{project}/entities/{number}",
+            get(entity).patch(update_entity).delete(delete_entity),
+        )
+        .route("/v1/projects/{project}/decisions/{id}", get(decision))
+        .route("/v1/projects/{project}/sessions/{id}", get(session))
+        .route(
+            "/v1/projects/{project}/sessions/{id}/restore",
+            post(restore_session),
+        )
+        .route("/v1/projects/{project}/checkpoints/{id}", get(checkpoint))
+        .route(
+            "/v1/projects/{project}/checkpoints/{id}/resume",
+            post(resume),
+        )
+        .route("/v1/projects/{project}/compact", post(compact))
+        .route("/v1/projects/{project}/optimize", post(optimize))
+        .route("/v1/projects/{project}/documents/{kind}", get(document))
+        .route("/v1/projects/{project}/events", get(crate::events::events))
+}
+
+fn value<T: serde::Serialize>(v: &T) -> Result<Json<Value>, ServerError> {
+    Ok(Json(serde_json::to_value(v).map_err(internal)?))
+}
+
+fn bad(code: &'static str, message: String) -> ServerError {
+    ServerError::BadRequest { code, message }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SearchQuery {
+    q: String,
+    limit: Option<usize>,
+}
+
+/// `GET /search?q=words&limit=N`: every tier, best first.
+pub(crate) async fn search(
+    Project(m): Project,
+    Query(q): Query<SearchQuery>,
+) -> Result<Json<Value>, ServerError> {
+    if q.q.trim().is_empty() {
+        return Err(bad(
+            "invalid_query",
+            "q= is empty: give words to search for".into(),
+        ));
+    }
+    let n = limit(q.limit, 20)?;
+    blocking(move || value(&m.search(&q.q, n)?)).await
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct MessagesQuery {
+    limit: Option<usize>,
+    session: Option<String>,
+    search: Option<String>,
+}
+
+async fn messages(
+    Project(m): Project,
+    Query(q): Query<MessagesQuery>,
+) -> Result<Json<Value>, ServerError> {
+    let n = limit(q.limit, 20)?;
+    blocking(move || {
+        value(&m.messages(&MessageQuery {
+            session_id: q.session,
+            keywords: q.search,
+            limit: Some(n),
+        })?)
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EntitiesQuery {
+    kind: Option<String>,
+    status: Option<String>,
+    parent: Option<u64>,
+    limit: Option<usize>,
+}
+
+async fn entities(
+    Project(m): Project,
+    Query(q): Query<EntitiesQuery>,
+) -> Result<Json<Value>, ServerError> {
+    let n = limit(q.limit, 100)?;
+    let kind = q
+        .kind
+        .as_deref()
+        .map(str::parse::<EntityKind>)
+        .transpose()
+        .map_err(|e| bad("invalid_kind", e.to_string()))?;
+    let status = q
+        .status
+        .as_deref()
+        .map(str::parse)
+        .transpose()
+        .map_err(|e: String| bad("invalid_status", e))?;
+    blocking(move || {
+        value(&m.entities(&EntityQuery {
+            kind,
+            status,
+            parent: q.parent,
+            limit: Some(n),
+        })?)
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NewEntityBody {
+    /// epic, story or task.
+    kind: String,
+    title: String,
+    description: Option<String>,
+    /// 1 (most urgent) to 5.
+    priority: Option<u8>,
+    parent: Option<u64>,
+    agent: Option<String>,
+}
+
+fn entity_priority(p: Option<u8>) -> Result<Option<u8>, ServerError> {
+    match p {
+        Some(p) if !(1..=5).contains(&p) => Err(bad(
+            "invalid_priority",
+            format!("priority {p} is out of range: give 1 (most urgent) to 5"),
+        )),
+        p => Ok(p),
+    }
+}
+
+async fn create_entity(
+    Project(m): Project,
+    Body(b): Body<NewEntityBody>,
+) -> Result<Response, ServerError> {
+    let kind: EntityKind = b.kind.parse().map_err(|e: String| bad("invalid_kind", e))?;
+    let priority = entity_priority(b.priority)?;
+    blocking(move || {
+        let out = m.with_agent(b.agent.as_deref()).create_entity(&NewEntity {
+            kind,
+            title: b.title,
+            description: b.description,
+            priority,
+            parent: b.parent,
+        })?;
+        Ok(created(written(&out)?))
+    })
+    .await
+}
+
+fn number(raw: &str) -> Result<u64, ServerError> {
+    raw.trim_start_matches('#').parse().map_err(|_| {
+        bad(
+            "invalid_number",
+            format!("`{raw}` is not an entity number: give the number shown as #N"),
+        )
+    })
+}
+
+async fn entity(
+    Project(m): Project,
+    Path((_, raw)): Path<(String, String)>,
+) -> Result<Json<Value>, ServerError> {
+    let n = number(&raw)?;
+    blocking(move || value(&m.entity(n)?)).await
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EntityUpdate {
+    title: Option<String>,
+    description: Option<String>,
+    /// todo, in_progress, blocked, done...
+    status: Option<String>,
+    priority: Option<u8>,
+    agent: Option<String>,
+}
+
+async fn update_entity(
+    Project(m): Project,
+    Path((_, raw)): Path<(String, String)>,
+    Body(b): Body<EntityUpdate>,
+) -> Result<Json<Value>, ServerError> {
+    let n = number(&raw)?;
+    let status = b
+        .status
+        .as_deref()
+        .map(str::parse)
+        .transpose()
+        .map_err(|e: String| bad("invalid_status", e))?;
+    let priority = entity_priority(b.priority)?;
+    blocking(move || {
+        let out = m.with_agent(b.agent.as_deref()).update_entity(
+            n,
+            &EntityChange {
+                title: b.title,
+                description: b.description,
+                status,
+                priority,
+            },
+        )?;
+        Ok(Json(written(&out)?))
+    })
+    .await
+}
+
+async fn delete_entity(
+    Project(m): Project,
+    Path((_, raw)): Path<(String, String)>,
+) -> Result<Json<Value>, ServerError> {
+    let n = number(&raw)?;
+    blocking(move || Ok(Json(written(&m.delete_entity(n)?)?))).await
+}
+
+async fn decision(
+    Project(m): Project,
+    Path((_, id)): Path<(String, String)>,
+) -> Result<Json<Value>, ServerError> {
+    blocking(move || value(&m.decision(&id)?)).await
+}
+
+async fn session(
+    Project(m): Project,
+    Path((_, id)): Path<(String, String)>,
+) -> Result<Json<Value>, ServerError> {
+    blocking(move || value(&m.session(Some(&id))?)).await
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AgentBody {
+    agent: Option<String>,
+}
+
+async fn restore_session(
+    Project(m): Project,
+    Path((_, id)): Path<(String, String)>,
+    Body(b): Body<AgentBody>,
+) -> Result<Json<Value>, ServerError> {
+    blocking(move || {
+        let out = m.with_agent(b.agent.as_deref()).restore_session(&id)?;
+        Ok(Json(written(&out)?))
+    })
+    .await
+}
+
+async fn checkpoint(
+    Project(m): Project,
+    Path((_, id)): Path<(String, String)>,
+) -> Result<Json<Value>, ServerError> {
+    let id = checkpoint_id(&id)?;
+    blocking(move || {
+        let stored = m.stored_checkpoint(&id)?;
+        let v: Value = serde_json::from_str(&stored.json).map_err(|e| {
+            ServerError::Internal(format!("checkpoint {id} is stored damaged: {e}"))
+        })?;
+        Ok(Json(v))
+    })
+    .await
+}
+
+async fn resume(
+    Project(m): Project,
+    Path((_, id)): Path<(String, String)>,
+    Body(b): Body<AgentBody>,
+) -> Result<Json<Value>, ServerError> {
+    let id = checkpoint_id(&id)?;
+    blocking(move || {
+        let m = m.with_agent(b.agent.as_deref());
+        let source = m.checkpoint_source(&id)?;
+        let cp = mnemon::Checkpoint::from_json(&source.json, &source.name)
+            .map_err(mnemon::Error::from)?;
+        let out = m.resume(&id)?;
+        let mut v = written(&out)?;
+        v["resume_instructions"] = json!(cp.resume_instructions);
+        Ok(Json(v))
+    })
+    .await
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DryRun {
+    #[serde(default)]
+    dry_run: bool,
+    agent: Option<String>,
+}
+
+async fn compact(Project(m): Project, Body(b): Body<DryRun>) -> Result<Json<Value>, ServerError> {
+    blocking(move || {
+        let out = m.with_agent(b.agent.as_deref()).compact(b.dry_run)?;
+        Ok(Json(written(&out)?))
+    })
+    .await
+}
+
+async fn optimize(Project(m): Project, Body(b): Body<DryRun>) -> Result<Json<Value>, ServerError> {
+    blocking(move || {
+        let out = m.with_agent(b.agent.as_deref()).optimize(b.dry_run)?;
+        Ok(Json(written(&out)?))
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct VersionQuery {
+    version: Option<u64>,
+}
+
+async fn document(
+    Project(m): Project,
+    Path((_, kind)): Path<(String, String)>,
+    Query(q): Query<VersionQuery>,
+) -> Result<Json<Value>, ServerError> {
+    let kind = kind
+        .parse()
+        .map_err(|e: String| bad("invalid_document", e))?;
+    blocking(move || value(&m.document(kind, q.version)?)).await
+}
