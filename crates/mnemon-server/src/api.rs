@@ -117,6 +117,14 @@ pub(crate) async fn authorized(
     .await
 }
 
+/// Any valid token, of any project: for the server's own routes.
+pub(crate) async fn authorized_any(
+    state: &Arc<AppState>,
+    headers: &axum::http::HeaderMap,
+) -> Result<(), ServerError> {
+    authorized(state, headers, None).await.map(drop)
+}
+
 /// A checkpoint named by a client: an id (`CP-20260101-120000-2`), never
 /// a path, so a request cannot make the server read its files.
 pub(crate) fn checkpoint_id(id: &str) -> Result<String, ServerError> {
@@ -160,13 +168,23 @@ pub fn routes() -> Router<Arc<AppState>> {
         )
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
-struct AgentQuery {
+#[into_params(parameter_in = Query)]
+pub(crate) struct AgentQuery {
     agent: Option<String>,
 }
 
-async fn status(
+#[utoipa::path(
+    get,
+    path = "/v1/projects/{project}/status",
+    tag = "project",
+    summary = "Window, zone, recommended action and profile of an agent",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), AgentQuery),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn status(
     Project(m): Project,
     Query(q): Query<AgentQuery>,
 ) -> Result<Json<Value>, ServerError> {
@@ -182,9 +200,9 @@ pub(crate) fn internal(e: serde_json::Error) -> ServerError {
 }
 
 /// `mnemon record`'s body.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct RecordBody {
+pub(crate) struct RecordBody {
     #[serde(rename = "type")]
     kind: String,
     #[serde(default)]
@@ -205,7 +223,20 @@ pub(crate) fn written<T: serde::Serialize>(w: &mnemon::Written<T>) -> Result<Val
     w.to_json().map_err(internal)
 }
 
-async fn record(Project(m): Project, Body(b): Body<RecordBody>) -> Result<Response, ServerError> {
+#[utoipa::path(
+    post,
+    path = "/v1/projects/{project}/operations",
+    tag = "project",
+    summary = "Record an operation (durable when answered)",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
+    request_body = RecordBody,
+    responses((status = 201, description = "stored", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn record(
+    Project(m): Project,
+    Body(b): Body<RecordBody>,
+) -> Result<Response, ServerError> {
     let phase = b
         .phase
         .as_deref()
@@ -230,9 +261,10 @@ async fn record(Project(m): Project, Body(b): Body<RecordBody>) -> Result<Respon
     .await
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
-struct OperationsQuery {
+#[into_params(parameter_in = Query)]
+pub(crate) struct OperationsQuery {
     limit: Option<usize>,
     #[serde(rename = "type")]
     kind: Option<String>,
@@ -255,7 +287,16 @@ pub(crate) fn limit(l: Option<usize>, default: usize) -> Result<usize, ServerErr
     Ok(n)
 }
 
-async fn operations(
+#[utoipa::path(
+    get,
+    path = "/v1/projects/{project}/operations",
+    tag = "project",
+    summary = "Recent operations, newest first",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), OperationsQuery),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn operations(
     Project(m): Project,
     Query(q): Query<OperationsQuery>,
 ) -> Result<Json<Value>, ServerError> {
@@ -272,7 +313,7 @@ async fn operations(
     .await
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct MessageBody {
     role: String,
@@ -280,6 +321,16 @@ pub(crate) struct MessageBody {
     agent: Option<String>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/projects/{project}/messages",
+    tag = "project",
+    summary = "Record a turn of the conversation",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
+    request_body = MessageBody,
+    responses((status = 201, description = "stored", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
 pub(crate) async fn message(
     Project(m): Project,
     Body(b): Body<MessageBody>,
@@ -302,9 +353,9 @@ pub(crate) async fn message(
     .await
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct ContextBody {
+pub(crate) struct ContextBody {
     budget: Option<u64>,
     query: Option<String>,
     preset: Option<String>,
@@ -315,7 +366,17 @@ struct ContextBody {
 /// The largest budget a request may ask for: far above any model's window.
 const MAX_BUDGET: u64 = 100_000_000;
 
-async fn context(
+#[utoipa::path(
+    post,
+    path = "/v1/projects/{project}/context",
+    tag = "project",
+    summary = "The best context that fits the budget exactly",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
+    request_body = ContextBody,
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn context(
     Project(m): Project,
     Body(b): Body<ContextBody>,
 ) -> Result<Json<Value>, ServerError> {

@@ -22,6 +22,11 @@ use mnemon::{Mnemon, ProjectEvent};
 use serde_json::json;
 use tokio::sync::broadcast::error::RecvError;
 
+use std::sync::Arc;
+
+use axum::extract::State;
+
+use crate::AppState;
 use crate::api::Project;
 
 /// How often another process's writes are looked for.
@@ -115,7 +120,20 @@ impl Watch {
 }
 
 /// The stream of one project.
-pub async fn events(Project(m): Project) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+#[utoipa::path(
+    get,
+    path = "/v1/projects/{project}/events",
+    tag = "project",
+    summary = "Server-sent events: write, zone_changed, checkpoint_created, refreshed, optimized, changed, lagged",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
+    responses((status = 200, description = "the result", content_type = "text/event-stream", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn events(
+    State(state): State<Arc<AppState>>,
+    Project(m): Project,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let stopping = state.stopping.clone();
     let rx = m.subscribe();
     let mut ticker = tokio::time::interval(POLL);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -136,9 +154,13 @@ pub async fn events(Project(m): Project) -> Sse<impl Stream<Item = Result<Event,
         &json!({"operations_head": watch.heads.map(|h| h.0), "latest_checkpoint": watch.checkpoint}),
     );
     let first = futures_util::stream::once(async move { Ok(opened) });
-    let rest = futures_util::stream::unfold(watch, |mut w| async move {
-        let e = w.next().await;
-        Some((Ok(e), w))
+    // The stream ends when the server stops, so a graceful stop is not
+    // held up by clients that would listen forever.
+    let rest = futures_util::stream::unfold((watch, stopping), |(mut w, stop)| async move {
+        tokio::select! {
+            e = w.next() => Some((Ok(e), (w, stop))),
+            () = stop.cancelled() => None,
+        }
     });
     Sse::new(futures_util::StreamExt::chain(first, rest)).keep_alive(KeepAlive::default())
 }

@@ -9,9 +9,11 @@
 mod api;
 mod error;
 mod events;
+mod health;
 pub mod mcp;
 mod memory_api;
 mod more_api;
+pub mod openapi;
 mod projects;
 mod tokens;
 
@@ -21,10 +23,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::State;
 use axum::routing::get;
 use mnemon::OpenOptions;
-use serde_json::json;
 
 pub use error::ServerError;
 pub use projects::{DEFAULT, Projects, create_token, project_dir};
@@ -35,8 +35,8 @@ pub use tokens::{StoredToken, Tokens};
 pub struct AppState {
     /// The projects this server serves.
     pub projects: Projects,
-    /// Stops the MCP sessions when the server stops.
-    pub mcp_stop: tokio_util::sync::CancellationToken,
+    /// Cancelled when the server stops: ends MCP sessions and event streams.
+    pub stopping: tokio_util::sync::CancellationToken,
     /// Accept any `Host` on `/mcp` (the server listens beyond loopback).
     pub open_hosts: bool,
 }
@@ -46,7 +46,7 @@ impl AppState {
     pub fn new(root: PathBuf, open: OpenOptions, open_hosts: bool) -> AppState {
         AppState {
             projects: Projects::new(root, open),
-            mcp_stop: tokio_util::sync::CancellationToken::new(),
+            stopping: tokio_util::sync::CancellationToken::new(),
             open_hosts,
         }
     }
@@ -63,7 +63,7 @@ pub fn router(state: Arc<AppState>) -> Router {
     let mcp = Router::new()
         .nest_service(
             "/mcp",
-            mcp::service(state.open_hosts, state.mcp_stop.clone()),
+            mcp::service(state.open_hosts, state.stopping.clone()),
         )
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state),
@@ -71,8 +71,9 @@ pub fn router(state: Arc<AppState>) -> Router {
         ));
     Router::new()
         .merge(mcp)
-        .route("/healthz", get(|| async { axum::Json(json!({"status": "ok"})) }))
-        .route("/readyz", get(ready))
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .route("/openapi.json", get(health::openapi))
         .merge(api::routes())
         .merge(memory_api::routes())
         .merge(more_api::routes())
@@ -89,18 +90,6 @@ pub fn router(state: Arc<AppState>) -> Router {
         ))
         .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(state)
-}
-
-/// Ready when the default project's store answers.
-async fn ready(
-    State(state): State<Arc<AppState>>,
-) -> Result<axum::Json<serde_json::Value>, ServerError> {
-    api::blocking(move || {
-        let m = state.projects.get(DEFAULT)?;
-        m.status()?;
-        Ok(axum::Json(json!({"status": "ready"})))
-    })
-    .await
 }
 
 /// How to run a server.
@@ -126,7 +115,7 @@ pub async fn serve(
     // Views are rendered after each write is answered, not inside it.
     let open = opts.open.render_in_background(true);
     let state = Arc::new(AppState::new(opts.root, open, !loopback));
-    let stop = state.mcp_stop.clone();
+    let stop = state.stopping.clone();
     let kept = Arc::clone(&state);
     let served = axum::serve(listener, router(state))
         .with_graceful_shutdown(async move {

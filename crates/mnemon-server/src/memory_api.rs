@@ -39,10 +39,11 @@ pub fn routes() -> Router<Arc<AppState>> {
         .route("/v1/projects/{project}/report-usage", post(report_usage))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct AgentOnly {
-    agent: Option<String>,
+pub(crate) struct AgentOnly {
+    /// The agent acting (default: the server's).
+    pub(crate) agent: Option<String>,
 }
 
 fn value<T: serde::Serialize>(v: &T) -> Result<Json<Value>, ServerError> {
@@ -53,13 +54,22 @@ fn bad(code: &'static str, message: String) -> ServerError {
     ServerError::BadRequest { code, message }
 }
 
-async fn hot(Project(m): Project) -> Result<Json<Value>, ServerError> {
+#[utoipa::path(
+    get,
+    path = "/v1/projects/{project}/hot",
+    tag = "project",
+    summary = "The hot context: goals, constraints, remembered facts, with versions",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn hot(Project(m): Project) -> Result<Json<Value>, ServerError> {
     blocking(move || Ok(Json(m.hot()?.to_json()))).await
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct NewHot {
+pub(crate) struct NewHot {
     /// `goal`, `constraint` or `note` (what `mnemon remember` keeps).
     kind: String,
     text: String,
@@ -74,7 +84,20 @@ fn priority(p: Option<&str>) -> Result<Option<Priority>, ServerError> {
         .map_err(|e: String| bad("invalid_priority", e))
 }
 
-async fn add_hot(Project(m): Project, Body(b): Body<NewHot>) -> Result<Response, ServerError> {
+#[utoipa::path(
+    post,
+    path = "/v1/projects/{project}/hot",
+    tag = "project",
+    summary = "Add a goal, constraint or remembered fact",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
+    request_body = NewHot,
+    responses((status = 201, description = "stored", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn add_hot(
+    Project(m): Project,
+    Body(b): Body<NewHot>,
+) -> Result<Response, ServerError> {
     let kind = match b.kind.as_str() {
         "goal" => HotKind::Goal,
         "constraint" => HotKind::Constraint,
@@ -95,9 +118,9 @@ async fn add_hot(Project(m): Project, Body(b): Body<NewHot>) -> Result<Response,
     .await
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct HotUpdate {
+pub(crate) struct HotUpdate {
     text: Option<String>,
     priority: Option<String>,
     /// pending, in-progress, complete (goals) or active, removed.
@@ -124,7 +147,17 @@ fn if_match(headers: &HeaderMap) -> Result<Option<u64>, ServerError> {
     }
 }
 
-async fn update_hot(
+#[utoipa::path(
+    patch,
+    path = "/v1/projects/{project}/hot/{id}",
+    tag = "project",
+    summary = "Change a hot item; `If-Match: <version>` makes a stale update a 409 with the current item",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), ("id" = String, Path, description = "the hot item's id or a unique prefix")),
+    request_body = HotUpdate,
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn update_hot(
     Project(m): Project,
     Path((_, id)): Path<(String, String)>,
     headers: HeaderMap,
@@ -163,13 +196,23 @@ async fn update_hot(
     .await
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
-struct Limit {
+#[into_params(parameter_in = Query)]
+pub(crate) struct Limit {
     limit: Option<usize>,
 }
 
-async fn decisions(
+#[utoipa::path(
+    get,
+    path = "/v1/projects/{project}/decisions",
+    tag = "project",
+    summary = "Decision records, newest first",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), Limit),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn decisions(
     Project(m): Project,
     Query(q): Query<Limit>,
 ) -> Result<Json<Value>, ServerError> {
@@ -177,7 +220,17 @@ async fn decisions(
     blocking(move || value(&m.decisions(Some(n))?)).await
 }
 
-async fn decide(
+#[utoipa::path(
+    post,
+    path = "/v1/projects/{project}/decisions",
+    tag = "project",
+    summary = "Record a decision (ADR): title, context, decision, consequences, alternatives, assumptions, status; optional agent",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
+    request_body(content = Object, content_type = "application/json"),
+    responses((status = 201, description = "stored", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn decide(
     Project(m): Project,
     Body(mut record): Body<Value>,
 ) -> Result<Response, ServerError> {
@@ -194,19 +247,41 @@ async fn decide(
     .await
 }
 
-async fn sessions(Project(m): Project, Query(q): Query<Limit>) -> Result<Json<Value>, ServerError> {
+#[utoipa::path(
+    get,
+    path = "/v1/projects/{project}/sessions",
+    tag = "project",
+    summary = "Sessions, most recently active first",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), Limit),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn sessions(
+    Project(m): Project,
+    Query(q): Query<Limit>,
+) -> Result<Json<Value>, ServerError> {
     let n = limit(q.limit, 50)?;
     blocking(move || value(&m.sessions(n)?)).await
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct StartSession {
+pub(crate) struct StartSession {
     title: Option<String>,
     agent: Option<String>,
 }
 
-async fn start_session(
+#[utoipa::path(
+    post,
+    path = "/v1/projects/{project}/sessions",
+    tag = "project",
+    summary = "Start a session for an agent",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
+    request_body = StartSession,
+    responses((status = 201, description = "stored", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn start_session(
     Project(m): Project,
     Body(b): Body<StartSession>,
 ) -> Result<Response, ServerError> {
@@ -219,7 +294,17 @@ async fn start_session(
     .await
 }
 
-async fn end_session(
+#[utoipa::path(
+    post,
+    path = "/v1/projects/{project}/sessions/end",
+    tag = "project",
+    summary = "End the agent's session: checkpoint, summary, archive, fresh window",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
+    request_body = AgentOnly,
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn end_session(
     Project(m): Project,
     Body(b): Body<AgentOnly>,
 ) -> Result<Json<Value>, ServerError> {
@@ -230,7 +315,16 @@ async fn end_session(
     .await
 }
 
-async fn checkpoints(
+#[utoipa::path(
+    get,
+    path = "/v1/projects/{project}/checkpoints",
+    tag = "project",
+    summary = "Checkpoints, newest first",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), Limit),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn checkpoints(
     Project(m): Project,
     Query(q): Query<Limit>,
 ) -> Result<Json<Value>, ServerError> {
@@ -246,7 +340,17 @@ async fn checkpoints(
     .await
 }
 
-async fn checkpoint(
+#[utoipa::path(
+    post,
+    path = "/v1/projects/{project}/checkpoints",
+    tag = "project",
+    summary = "Create a checkpoint now",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
+    request_body = AgentOnly,
+    responses((status = 201, description = "stored", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn checkpoint(
     Project(m): Project,
     Body(b): Body<AgentOnly>,
 ) -> Result<Response, ServerError> {
@@ -257,7 +361,17 @@ async fn checkpoint(
     .await
 }
 
-async fn refresh(
+#[utoipa::path(
+    post,
+    path = "/v1/projects/{project}/refresh",
+    tag = "project",
+    summary = "Refresh the live context: checkpoint, summarize, new epoch",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
+    request_body = AgentOnly,
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn refresh(
     Project(m): Project,
     Body(b): Body<AgentOnly>,
 ) -> Result<Json<Value>, ServerError> {
@@ -268,14 +382,24 @@ async fn refresh(
     .await
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct Usage {
+pub(crate) struct Usage {
     prompt_tokens: u64,
     agent: Option<String>,
 }
 
-async fn report_usage(
+#[utoipa::path(
+    post,
+    path = "/v1/projects/{project}/report-usage",
+    tag = "project",
+    summary = "Tell mnemon the prompt tokens your provider reported",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
+    request_body = Usage,
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn report_usage(
     Project(m): Project,
     Body(b): Body<Usage>,
 ) -> Result<Json<Value>, ServerError> {

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use crate::AppState;
 use crate::api::{Body, Project, blocking, checkpoint_id, created, internal, limit, written};
 use crate::error::ServerError;
+use crate::memory_api::AgentOnly;
 
 /// The routes of this module.
 pub fn routes() -> Router<Arc<AppState>> {
@@ -57,14 +58,24 @@ fn bad(code: &'static str, message: String) -> ServerError {
     ServerError::BadRequest { code, message }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct SearchQuery {
     q: String,
     limit: Option<usize>,
 }
 
 /// `GET /search?q=words&limit=N`: every tier, best first.
+#[utoipa::path(
+    get,
+    path = "/v1/projects/{project}/search",
+    tag = "project",
+    summary = "Search every tier, best first",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), SearchQuery),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
 pub(crate) async fn search(
     Project(m): Project,
     Query(q): Query<SearchQuery>,
@@ -79,15 +90,25 @@ pub(crate) async fn search(
     blocking(move || value(&m.search(&q.q, n)?)).await
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct MessagesQuery {
     limit: Option<usize>,
     session: Option<String>,
     search: Option<String>,
 }
 
-async fn messages(
+#[utoipa::path(
+    get,
+    path = "/v1/projects/{project}/messages",
+    tag = "project",
+    summary = "Recent messages",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), MessagesQuery),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn messages(
     Project(m): Project,
     Query(q): Query<MessagesQuery>,
 ) -> Result<Json<Value>, ServerError> {
@@ -102,8 +123,9 @@ async fn messages(
     .await
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct EntitiesQuery {
     kind: Option<String>,
     status: Option<String>,
@@ -111,7 +133,16 @@ pub(crate) struct EntitiesQuery {
     limit: Option<usize>,
 }
 
-async fn entities(
+#[utoipa::path(
+    get,
+    path = "/v1/projects/{project}/entities",
+    tag = "project",
+    summary = "Epics, stories and tasks, most urgent first",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), EntitiesQuery),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn entities(
     Project(m): Project,
     Query(q): Query<EntitiesQuery>,
 ) -> Result<Json<Value>, ServerError> {
@@ -139,7 +170,7 @@ async fn entities(
     .await
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct NewEntityBody {
     /// epic, story or task.
@@ -162,7 +193,17 @@ fn entity_priority(p: Option<u8>) -> Result<Option<u8>, ServerError> {
     }
 }
 
-async fn create_entity(
+#[utoipa::path(
+    post,
+    path = "/v1/projects/{project}/entities",
+    tag = "project",
+    summary = "Create an epic, story or task",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
+    request_body = NewEntityBody,
+    responses((status = 201, description = "stored", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn create_entity(
     Project(m): Project,
     Body(b): Body<NewEntityBody>,
 ) -> Result<Response, ServerError> {
@@ -190,7 +231,16 @@ fn number(raw: &str) -> Result<u64, ServerError> {
     })
 }
 
-async fn entity(
+#[utoipa::path(
+    get,
+    path = "/v1/projects/{project}/entities/{number}",
+    tag = "project",
+    summary = "One entity",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), ("number" = String, Path, description = "the entity's number (`15` or `#15`)")),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn entity(
     Project(m): Project,
     Path((_, raw)): Path<(String, String)>,
 ) -> Result<Json<Value>, ServerError> {
@@ -198,7 +248,7 @@ async fn entity(
     blocking(move || value(&m.entity(n)?)).await
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct EntityUpdate {
     title: Option<String>,
@@ -209,7 +259,17 @@ pub(crate) struct EntityUpdate {
     agent: Option<String>,
 }
 
-async fn update_entity(
+#[utoipa::path(
+    patch,
+    path = "/v1/projects/{project}/entities/{number}",
+    tag = "project",
+    summary = "Change an entity",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), ("number" = String, Path, description = "the entity's number")),
+    request_body = EntityUpdate,
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn update_entity(
     Project(m): Project,
     Path((_, raw)): Path<(String, String)>,
     Body(b): Body<EntityUpdate>,
@@ -237,7 +297,16 @@ async fn update_entity(
     .await
 }
 
-async fn delete_entity(
+#[utoipa::path(
+    delete,
+    path = "/v1/projects/{project}/entities/{number}",
+    tag = "project",
+    summary = "Delete an entity",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), ("number" = String, Path, description = "the entity's number")),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn delete_entity(
     Project(m): Project,
     Path((_, raw)): Path<(String, String)>,
 ) -> Result<Json<Value>, ServerError> {
@@ -245,30 +314,52 @@ async fn delete_entity(
     blocking(move || Ok(Json(written(&m.delete_entity(n)?)?))).await
 }
 
-async fn decision(
+#[utoipa::path(
+    get,
+    path = "/v1/projects/{project}/decisions/{id}",
+    tag = "project",
+    summary = "One decision record",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), ("id" = String, Path, description = "the decision's id (DR-...)")),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn decision(
     Project(m): Project,
     Path((_, id)): Path<(String, String)>,
 ) -> Result<Json<Value>, ServerError> {
     blocking(move || value(&m.decision(&id)?)).await
 }
 
-async fn session(
+#[utoipa::path(
+    get,
+    path = "/v1/projects/{project}/sessions/{id}",
+    tag = "project",
+    summary = "One session",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), ("id" = String, Path, description = "the session's id or a unique prefix")),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn session(
     Project(m): Project,
     Path((_, id)): Path<(String, String)>,
 ) -> Result<Json<Value>, ServerError> {
     blocking(move || value(&m.session(Some(&id))?)).await
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct AgentBody {
-    agent: Option<String>,
-}
-
-async fn restore_session(
+#[utoipa::path(
+    post,
+    path = "/v1/projects/{project}/sessions/{id}/restore",
+    tag = "project",
+    summary = "Make an archived session the agent's active one again",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), ("id" = String, Path, description = "the session's id")),
+    request_body = crate::memory_api::AgentOnly,
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn restore_session(
     Project(m): Project,
     Path((_, id)): Path<(String, String)>,
-    Body(b): Body<AgentBody>,
+    Body(b): Body<AgentOnly>,
 ) -> Result<Json<Value>, ServerError> {
     blocking(move || {
         let out = m.with_agent(b.agent.as_deref()).restore_session(&id)?;
@@ -277,7 +368,16 @@ async fn restore_session(
     .await
 }
 
-async fn checkpoint(
+#[utoipa::path(
+    get,
+    path = "/v1/projects/{project}/checkpoints/{id}",
+    tag = "project",
+    summary = "One checkpoint, as its file is written",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), ("id" = String, Path, description = "CP-YYYYmmdd-HHMMSS")),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn checkpoint(
     Project(m): Project,
     Path((_, id)): Path<(String, String)>,
 ) -> Result<Json<Value>, ServerError> {
@@ -292,10 +392,20 @@ async fn checkpoint(
     .await
 }
 
-async fn resume(
+#[utoipa::path(
+    post,
+    path = "/v1/projects/{project}/checkpoints/{id}/resume",
+    tag = "project",
+    summary = "Restore working memory, hot context and window from a checkpoint",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), ("id" = String, Path, description = "CP-YYYYmmdd-HHMMSS")),
+    request_body = crate::memory_api::AgentOnly,
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn resume(
     Project(m): Project,
     Path((_, id)): Path<(String, String)>,
-    Body(b): Body<AgentBody>,
+    Body(b): Body<AgentOnly>,
 ) -> Result<Json<Value>, ServerError> {
     let id = checkpoint_id(&id)?;
     blocking(move || {
@@ -311,7 +421,7 @@ async fn resume(
     .await
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct DryRun {
     #[serde(default)]
@@ -319,7 +429,20 @@ pub(crate) struct DryRun {
     agent: Option<String>,
 }
 
-async fn compact(Project(m): Project, Body(b): Body<DryRun>) -> Result<Json<Value>, ServerError> {
+#[utoipa::path(
+    post,
+    path = "/v1/projects/{project}/compact",
+    tag = "project",
+    summary = "Compress the session log; pinned items stay verbatim",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
+    request_body = DryRun,
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn compact(
+    Project(m): Project,
+    Body(b): Body<DryRun>,
+) -> Result<Json<Value>, ServerError> {
     blocking(move || {
         let out = m.with_agent(b.agent.as_deref()).compact(b.dry_run)?;
         Ok(Json(written(&out)?))
@@ -327,7 +450,20 @@ async fn compact(Project(m): Project, Body(b): Body<DryRun>) -> Result<Json<Valu
     .await
 }
 
-async fn optimize(Project(m): Project, Body(b): Body<DryRun>) -> Result<Json<Value>, ServerError> {
+#[utoipa::path(
+    post,
+    path = "/v1/projects/{project}/optimize",
+    tag = "project",
+    summary = "Shrink the live context",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
+    request_body = DryRun,
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn optimize(
+    Project(m): Project,
+    Body(b): Body<DryRun>,
+) -> Result<Json<Value>, ServerError> {
     blocking(move || {
         let out = m.with_agent(b.agent.as_deref()).optimize(b.dry_run)?;
         Ok(Json(written(&out)?))
@@ -335,13 +471,23 @@ async fn optimize(Project(m): Project, Body(b): Body<DryRun>) -> Result<Json<Val
     .await
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct VersionQuery {
     version: Option<u64>,
 }
 
-async fn document(
+#[utoipa::path(
+    get,
+    path = "/v1/projects/{project}/documents/{kind}",
+    tag = "project",
+    summary = "An episodic document (current or a version)",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), ("kind" = String, Path, description = "project_state, work_plan or decision_log"), VersionQuery),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn document(
     Project(m): Project,
     Path((_, kind)): Path<(String, String)>,
     Query(q): Query<VersionQuery>,
