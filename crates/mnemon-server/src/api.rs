@@ -51,6 +51,43 @@ fn rejection(r: JsonRejection) -> ServerError {
     }
 }
 
+/// A query string whose problems are answered as JSON errors.
+pub struct Params<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for Params<T> {
+    type Rejection = ServerError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Query(v)| Params(v))
+            .map_err(|r| ServerError::BadRequest {
+                code: "invalid_query",
+                message: format!(
+                    "the query string is not usable (an unknown, missing or mistyped parameter): {}",
+                    r.body_text()
+                ),
+            })
+    }
+}
+
+/// Path segments whose problems are answered as JSON errors.
+pub struct Segments<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for Segments<T> {
+    type Rejection = ServerError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Path(v)| Segments(v))
+            .map_err(|r| ServerError::BadRequest {
+                code: "invalid_path",
+                message: format!("a path segment is not usable: {}", r.body_text()),
+            })
+    }
+}
+
 /// The project a request names, opened, once its bearer token is checked:
 /// no token or an unknown one is 401; a token of another project is 404,
 /// as if the project did not exist.
@@ -186,7 +223,7 @@ pub(crate) struct AgentQuery {
 )]
 pub(crate) async fn status(
     Project(m): Project,
-    Query(q): Query<AgentQuery>,
+    Params(q): Params<AgentQuery>,
 ) -> Result<Json<Value>, ServerError> {
     blocking(move || {
         let report = m.with_agent(q.agent.as_deref()).report()?;
@@ -298,7 +335,7 @@ pub(crate) fn limit(l: Option<usize>, default: usize) -> Result<usize, ServerErr
 )]
 pub(crate) async fn operations(
     Project(m): Project,
-    Query(q): Query<OperationsQuery>,
+    Params(q): Params<OperationsQuery>,
 ) -> Result<Json<Value>, ServerError> {
     let limit = limit(q.limit, 20)?;
     blocking(move || {

@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, Query};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::routing::{get, patch, post};
@@ -14,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::AppState;
-use crate::api::{Body, Project, blocking, created, internal, limit, written};
+use crate::api::{Body, Params, Project, Segments, blocking, created, internal, limit, written};
 use crate::error::ServerError;
 
 /// The routes of this module.
@@ -159,7 +158,7 @@ fn if_match(headers: &HeaderMap) -> Result<Option<u64>, ServerError> {
 )]
 pub(crate) async fn update_hot(
     Project(m): Project,
-    Path((_, id)): Path<(String, String)>,
+    Segments((_, id)): Segments<(String, String)>,
     headers: HeaderMap,
     Body(b): Body<HotUpdate>,
 ) -> Result<Response, ServerError> {
@@ -214,7 +213,7 @@ pub(crate) struct Limit {
 )]
 pub(crate) async fn decisions(
     Project(m): Project,
-    Query(q): Query<Limit>,
+    Params(q): Params<Limit>,
 ) -> Result<Json<Value>, ServerError> {
     let n = limit(q.limit, 50)?;
     blocking(move || value(&m.decisions(Some(n))?)).await
@@ -258,7 +257,7 @@ pub(crate) async fn decide(
 )]
 pub(crate) async fn sessions(
     Project(m): Project,
-    Query(q): Query<Limit>,
+    Params(q): Params<Limit>,
 ) -> Result<Json<Value>, ServerError> {
     let n = limit(q.limit, 50)?;
     blocking(move || value(&m.sessions(n)?)).await
@@ -326,7 +325,7 @@ pub(crate) async fn end_session(
 )]
 pub(crate) async fn checkpoints(
     Project(m): Project,
-    Query(q): Query<Limit>,
+    Params(q): Params<Limit>,
 ) -> Result<Json<Value>, ServerError> {
     let n = limit(q.limit, 20)?;
     blocking(move || {

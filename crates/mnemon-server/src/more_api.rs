@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, Query};
 use axum::response::Response;
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -13,7 +12,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::AppState;
-use crate::api::{Body, Project, blocking, checkpoint_id, created, internal, limit, written};
+use crate::api::{
+    Body, Params, Project, Segments, blocking, checkpoint_id, created, internal, limit, written,
+};
 use crate::error::ServerError;
 use crate::memory_api::AgentOnly;
 
@@ -78,7 +79,7 @@ pub(crate) struct SearchQuery {
 )]
 pub(crate) async fn search(
     Project(m): Project,
-    Query(q): Query<SearchQuery>,
+    Params(q): Params<SearchQuery>,
 ) -> Result<Json<Value>, ServerError> {
     if q.q.trim().is_empty() {
         return Err(bad(
@@ -110,7 +111,7 @@ pub(crate) struct MessagesQuery {
 )]
 pub(crate) async fn messages(
     Project(m): Project,
-    Query(q): Query<MessagesQuery>,
+    Params(q): Params<MessagesQuery>,
 ) -> Result<Json<Value>, ServerError> {
     let n = limit(q.limit, 20)?;
     blocking(move || {
@@ -144,7 +145,7 @@ pub(crate) struct EntitiesQuery {
 )]
 pub(crate) async fn entities(
     Project(m): Project,
-    Query(q): Query<EntitiesQuery>,
+    Params(q): Params<EntitiesQuery>,
 ) -> Result<Json<Value>, ServerError> {
     let n = limit(q.limit, 100)?;
     let kind = q
@@ -242,7 +243,7 @@ fn number(raw: &str) -> Result<u64, ServerError> {
 )]
 pub(crate) async fn entity(
     Project(m): Project,
-    Path((_, raw)): Path<(String, String)>,
+    Segments((_, raw)): Segments<(String, String)>,
 ) -> Result<Json<Value>, ServerError> {
     let n = number(&raw)?;
     blocking(move || value(&m.entity(n)?)).await
@@ -271,7 +272,7 @@ pub(crate) struct EntityUpdate {
 )]
 pub(crate) async fn update_entity(
     Project(m): Project,
-    Path((_, raw)): Path<(String, String)>,
+    Segments((_, raw)): Segments<(String, String)>,
     Body(b): Body<EntityUpdate>,
 ) -> Result<Json<Value>, ServerError> {
     let n = number(&raw)?;
@@ -308,7 +309,7 @@ pub(crate) async fn update_entity(
 )]
 pub(crate) async fn delete_entity(
     Project(m): Project,
-    Path((_, raw)): Path<(String, String)>,
+    Segments((_, raw)): Segments<(String, String)>,
 ) -> Result<Json<Value>, ServerError> {
     let n = number(&raw)?;
     blocking(move || Ok(Json(written(&m.delete_entity(n)?)?))).await
@@ -325,7 +326,7 @@ pub(crate) async fn delete_entity(
 )]
 pub(crate) async fn decision(
     Project(m): Project,
-    Path((_, id)): Path<(String, String)>,
+    Segments((_, id)): Segments<(String, String)>,
 ) -> Result<Json<Value>, ServerError> {
     blocking(move || value(&m.decision(&id)?)).await
 }
@@ -341,7 +342,7 @@ pub(crate) async fn decision(
 )]
 pub(crate) async fn session(
     Project(m): Project,
-    Path((_, id)): Path<(String, String)>,
+    Segments((_, id)): Segments<(String, String)>,
 ) -> Result<Json<Value>, ServerError> {
     blocking(move || value(&m.session(Some(&id))?)).await
 }
@@ -358,7 +359,7 @@ pub(crate) async fn session(
 )]
 pub(crate) async fn restore_session(
     Project(m): Project,
-    Path((_, id)): Path<(String, String)>,
+    Segments((_, id)): Segments<(String, String)>,
     Body(b): Body<AgentOnly>,
 ) -> Result<Json<Value>, ServerError> {
     blocking(move || {
@@ -379,7 +380,7 @@ pub(crate) async fn restore_session(
 )]
 pub(crate) async fn checkpoint(
     Project(m): Project,
-    Path((_, id)): Path<(String, String)>,
+    Segments((_, id)): Segments<(String, String)>,
 ) -> Result<Json<Value>, ServerError> {
     let id = checkpoint_id(&id)?;
     blocking(move || {
@@ -404,7 +405,7 @@ pub(crate) async fn checkpoint(
 )]
 pub(crate) async fn resume(
     Project(m): Project,
-    Path((_, id)): Path<(String, String)>,
+    Segments((_, id)): Segments<(String, String)>,
     Body(b): Body<AgentOnly>,
 ) -> Result<Json<Value>, ServerError> {
     let id = checkpoint_id(&id)?;
@@ -489,8 +490,8 @@ pub(crate) struct VersionQuery {
 )]
 pub(crate) async fn document(
     Project(m): Project,
-    Path((_, kind)): Path<(String, String)>,
-    Query(q): Query<VersionQuery>,
+    Segments((_, kind)): Segments<(String, String)>,
+    Params(q): Params<VersionQuery>,
 ) -> Result<Json<Value>, ServerError> {
     let kind = kind
         .parse()
