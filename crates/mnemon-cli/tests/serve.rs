@@ -79,3 +79,96 @@ fn serve_needs_a_token_then_answers_and_stops_on_sigterm() {
         "the write is in the project"
     );
 }
+
+/// Server clients and `mnemon record` processes write into one project at
+/// the same time: every record is stored once, none is reported failed.
+#[test]
+fn server_clients_and_cli_processes_write_together_and_lose_nothing() {
+    let tmp = common::project();
+    let d = tmp.path().to_path_buf();
+    let out = common::ok(&d, &["token", "create", "--project", "default"]);
+    let token = out.lines().last().unwrap().trim().to_string();
+    let mut server = Command::new(env!("CARGO_BIN_EXE_mnemon"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .current_dir(&d)
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap()
+        .to_string();
+
+    const EACH: usize = 20;
+    let mut threads = Vec::new();
+    for c in 0..4 {
+        let (addr, token) = (addr.clone(), token.clone());
+        threads.push(std::thread::spawn(move || {
+            for i in 0..EACH {
+                let body = format!(r#"{{"type":"mixed","agent":"http-{c}","data":{{"who":"http-{c}","i":{i}}}}}"#);
+                let answer = http(
+                    &addr,
+                    &format!(
+                        "POST /v1/projects/default/operations HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    ),
+                );
+                assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+            }
+        }));
+    }
+    for c in 0..4 {
+        let d = d.clone();
+        threads.push(std::thread::spawn(move || {
+            for i in 0..EACH {
+                let data = format!(r#"{{"who":"cli-{c}","i":{i}}}"#);
+                let agent = format!("cli-{c}");
+                let o = common::mnemon(
+                    &d,
+                    &[
+                        "record", "--type", "mixed", "--data", &data, "--agent", &agent,
+                    ],
+                );
+                assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            }
+        }));
+    }
+    for t in threads {
+        t.join().unwrap();
+    }
+    let killed = Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    assert!(server.wait().unwrap().success());
+
+    let recent = common::json(
+        &d,
+        &["recent", "--type", "mixed", "--limit", "1000", "--json"],
+    );
+    let mut seen: Vec<(String, u64)> = recent
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["data"]["who"].as_str().unwrap().to_string(),
+                o["data"]["i"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let all = seen.len();
+    seen.sort();
+    seen.dedup();
+    assert_eq!(all, seen.len(), "nothing stored twice");
+    assert_eq!(seen.len(), 8 * EACH, "every record stored");
+}

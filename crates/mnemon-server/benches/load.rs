@@ -2,12 +2,17 @@
 //! only writes to SQLite with the same durability (WAL, `synchronous =
 //! FULL`), measured in the same run.
 //!
-//! `cargo bench -p mnemon-server --bench load [-- CLIENTS RECORDS]`
-//! (default 16 clients × 1,000 records each)
+//! `cargo bench -p mnemon-server --bench load [-- CLIENTS RECORDS PREFILL]`
+//! (default 16 clients × 1,000 records each, after 84,000 prefilled
+//! through the same API, so the measured records and contexts run at
+//! 100,000 stored operations)
+//!
+//! The mnemon server runs in a child process (this binary re-run with
+//! `--serve DIR`), so its peak RSS is its own, not the clients'.
 //!
 //! Reports: records stored, lost, duplicated and failed; p50/p95/p99 of a
 //! record for mnemon and for the bare handler; then p50/p95/p99 of an 8K
-//! context with a query over what was stored; and the process's peak RSS.
+//! context with a query over what was stored; and the server's peak RSS.
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -21,8 +26,8 @@ fn percentiles(mut v: Vec<f64>) -> (f64, f64, f64) {
     (at(0.50), at(0.95), at(0.99))
 }
 
-fn peak_rss_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
+fn peak_rss_mib(pid: u32) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|s| {
             s.lines()
@@ -118,13 +123,35 @@ async fn load(
     (all, failed)
 }
 
+/// The child: `mnemon serve` on a free port of loopback, printing it.
+fn child_server(dir: &std::path::Path) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        println!("{}", listener.local_addr().unwrap());
+        let opts = mnemon_server::ServeOptions {
+            root: dir.to_path_buf(),
+            open: mnemon::OpenOptions::new(),
+        };
+        mnemon_server::serve(listener, opts, mnemon_server::shutdown_signal())
+            .await
+            .unwrap();
+    });
+}
+
 fn main() {
-    let args: Vec<usize> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
-        .collect();
+    let raw: Vec<String> = std::env::args().collect();
+    if let Some(at) = raw.iter().position(|a| a == "--serve") {
+        child_server(std::path::Path::new(&raw[at + 1]));
+        return;
+    }
+    let args: Vec<usize> = raw.iter().skip(1).filter_map(|a| a.parse().ok()).collect();
     let clients = args.first().copied().unwrap_or(16);
     let each = args.get(1).copied().unwrap_or(1_000);
+    let prefill = args.get(2).copied().unwrap_or(84_000);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -141,18 +168,64 @@ fn main() {
         .unwrap();
         let token =
             mnemon_server::create_token(dir.path(), "default", "2025-01-15T14:30:00Z").unwrap();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let opts = mnemon_server::ServeOptions {
-            root: dir.path().to_path_buf(),
-            open: mnemon::OpenOptions::new(),
-        };
-        tokio::spawn(async move {
-            mnemon_server::serve(listener, opts, std::future::pending())
-                .await
-                .unwrap()
-        });
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .arg("--serve")
+            .arg(dir.path())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        let base = format!("http://{}", line.trim());
+        let server_pid = child.id();
         let bare = bare_server(dir.path().join("bare.db")).await;
+
+        // Up to the size the figures are asked at, through the same API.
+        if prefill > 0 {
+            let t0 = Instant::now();
+            let per = prefill.div_ceil(clients);
+            let (_, failed) = load(
+                format!("{base}/v1/projects/default/operations"),
+                Some(token.clone()),
+                clients,
+                1_000_000..1_000_000 + per,
+            )
+            .await;
+            assert_eq!(failed, 0);
+            println!(
+                "prefilled {} operations in {:.1} s",
+                per * clients,
+                t0.elapsed().as_secs_f64()
+            );
+        }
+        // One client alone: the latency of a record when nothing queues.
+        let mut one_m = Vec::new();
+        let mut one_b = Vec::new();
+        for round in 0..4 {
+            let range = 2_000_000 + round * 100..2_000_000 + (round + 1) * 100;
+            let (l, f) = load(
+                format!("{base}/v1/projects/default/operations"),
+                Some(token.clone()),
+                1,
+                range.clone(),
+            )
+            .await;
+            assert_eq!(f, 0);
+            one_m.extend(l);
+            let (l, f) = load(format!("{bare}/bare"), None, 1, range).await;
+            assert_eq!(f, 0);
+            one_b.extend(l);
+        }
+        let (o50, o95, o99) = percentiles(one_m);
+        let (ob50, ob95, ob99) = percentiles(one_b);
+        println!(
+            "one client, record latency ms p50/p95/p99: mnemon {o50:.2}/{o95:.2}/{o99:.2}, bare SQLite handler {ob50:.2}/{ob95:.2}/{ob99:.2} (p95 ratio {:.2}x)",
+            o95 / ob95
+        );
 
         // Alternate halves so that neither side gets the quieter machine.
         let half = each / 2;
@@ -187,11 +260,14 @@ fn main() {
                 ..Default::default()
             })
             .unwrap();
+        let total = ops.len();
         let mut pairs: Vec<(u64, u64)> = ops
             .iter()
             .map(|o| (o.data["c"].as_u64().unwrap(), o.data["i"].as_u64().unwrap()))
+            .filter(|&(_, i)| i < 1_000_000)
             .collect();
         let stored = pairs.len();
+        drop(ops);
         pairs.sort_unstable();
         pairs.dedup();
         let (p50, p95, p99) = percentiles(m_lat);
@@ -227,8 +303,12 @@ fn main() {
         }
         let (c50, c95, c99) = percentiles(c_lat);
         println!(
-            "context (8K, a query) over {stored} stored operations, ms p50/p95/p99: {c50:.2}/{c95:.2}/{c99:.2}; peak RSS {:.1} MiB (server, clients and baseline in one process)",
-            peak_rss_mib()
+            "context (8K, a query) over {total} stored operations, ms p50/p95/p99: {c50:.2}/{c95:.2}/{c99:.2}; server peak RSS {:.1} MiB (its own process)",
+            peak_rss_mib(server_pid)
         );
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &server_pid.to_string()])
+            .status();
+        let _ = child.wait();
     });
 }

@@ -49,8 +49,34 @@ pub struct SqliteStore {
     conn: Arc<Mutex<Connection>>,
     /// Held for every call, and across a unit of work (`Store::atomically`).
     gate: Arc<unit::Gate>,
+    /// Shared by every store of this process on the same file.
+    writer: Arc<Mutex<()>>,
     project_id: String,
     path: String,
+}
+
+/// One writer at a time per database file within a process. SQLite lets
+/// one connection write at a time anyway; without this, the others wait in
+/// its busy handler, which sleeps in steps of up to 100 ms, so a burst of
+/// writes from many agents' connections had tails of hundreds of
+/// milliseconds. Waiting here wakes the next writer as soon as the last one
+/// commits. Other processes still meet at SQLite's lock.
+fn writer_for(path: &Path) -> Arc<Mutex<()>> {
+    type Registry =
+        Mutex<std::collections::HashMap<std::path::PathBuf, std::sync::Weak<Mutex<()>>>>;
+    static WRITERS: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
+    let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut map = WRITERS
+        .get_or_init(Registry::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if let Some(w) = map.get(&key).and_then(std::sync::Weak::upgrade) {
+        return w;
+    }
+    map.retain(|_, w| w.strong_count() > 0);
+    let w = Arc::new(Mutex::new(()));
+    map.insert(key, Arc::downgrade(&w));
+    w
 }
 
 impl SqliteStore {
@@ -78,6 +104,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             conn: Arc::new(Mutex::new(conn)),
             gate: Arc::default(),
+            writer: writer_for(path),
             project_id,
             path: shown,
         })
@@ -93,6 +120,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             conn: Arc::new(Mutex::new(conn)),
             gate: Arc::default(),
+            writer: Arc::default(),
             project_id,
             path: ":memory:".into(),
         })
@@ -142,6 +170,7 @@ impl SqliteStore {
     ) -> Result<T, StoreError> {
         let mut conn = self.conn();
         if conn.is_autocommit() {
+            let _writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(|e| map_err(&self.path, e))?;
@@ -202,6 +231,8 @@ impl Store for SqliteStore {
         if !self.conn().is_autocommit() {
             return f();
         }
+        // Dropped after `unfinished`: the rollback happens while it is held.
+        let _writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
         self.conn()
             .execute_batch("BEGIN IMMEDIATE")
             .map_err(|e| self.err(e))?;

@@ -91,13 +91,29 @@ pub type ProjectEngine = Engine<SqliteStore>;
 /// The memory rules over the project's store.
 pub type ProjectMemory = Memory<SqliteStore>;
 
+/// Connections of a file-backed project.
+#[derive(Debug)]
+struct Pool {
+    stores: Vec<SqliteStore>,
+    /// Engines made so far: the next one's turn.
+    handed: usize,
+}
+
+/// The most connections one handle keeps to its database. Each holds a
+/// page cache and compiled statements (several MiB); past a few, more
+/// connections buy no parallelism on the machines mnemon serves from.
+const MAX_CONNECTIONS: usize = 4;
+
 /// Where a project's data lives.
 #[derive(Debug)]
 enum Backend {
-    /// `.mnemon/mnemon.db`: each agent's engine opens its own connection,
-    /// so agents read in parallel (WAL) and writers queue on SQLite's lock.
-    /// The connection opened to migrate the file serves the first engine.
-    File(PathBuf, Mutex<Option<SqliteStore>>),
+    /// `.mnemon/mnemon.db`: up to [`MAX_CONNECTIONS`] connections, opened
+    /// as agents' engines are made and then shared by them in turn, so a
+    /// few agents read in parallel (WAL) while a server with hundreds of
+    /// agents holds a few page caches, not hundreds. Writers queue in
+    /// process on one lock per file (`mnemon-sqlite`). The connection
+    /// opened to migrate the file is the first.
+    File(PathBuf, Mutex<Pool>),
     /// One in-memory database shared by every agent of the handle.
     Memory(SqliteStore),
 }
@@ -224,7 +240,11 @@ impl OpenOptions {
         let db = dir.join(DB_NAME);
         // Opening migrates a new database once, whoever else opens it.
         let first = SqliteStore::open(&db)?;
-        self.build(settings, Backend::File(db, Mutex::new(Some(first))))
+        let pool = Pool {
+            stores: vec![first],
+            handed: 0,
+        };
+        self.build(settings, Backend::File(db, Mutex::new(pool)))
     }
 
     fn build(self, settings: Settings, backend: Backend) -> Result<Mnemon> {
@@ -321,12 +341,18 @@ impl Mnemon {
     fn new_engine(&self) -> Result<ProjectEngine> {
         let inner = &self.inner;
         let store = match &inner.backend {
-            Backend::File(path, first) => {
-                let first = first.lock().unwrap_or_else(|p| p.into_inner()).take();
-                match first {
-                    Some(store) => store,
-                    None => SqliteStore::open(path)?,
-                }
+            Backend::File(path, pool) => {
+                let mut pool = pool.lock().unwrap_or_else(|p| p.into_inner());
+                let turn = pool.handed;
+                let store = if turn >= pool.stores.len() && pool.stores.len() < MAX_CONNECTIONS {
+                    let store = SqliteStore::open(path)?;
+                    pool.stores.push(store.clone());
+                    store
+                } else {
+                    pool.stores[turn % pool.stores.len()].clone()
+                };
+                pool.handed += 1;
+                store
             }
             Backend::Memory(store) => store.clone(),
         };

@@ -194,7 +194,7 @@ impl<S: EngineStore> Engine<S> {
         phase: Option<crate::memory::Phase>,
         events: &mut Vec<EngineEvent>,
         checkpoints: &mut Vec<Checkpoint>,
-    ) -> Result<(), EngineError> {
+    ) -> Result<View, EngineError> {
         let w = &self.cfg.window;
         let used = v.used();
         let (wevents, zone, emergency) = zone_events(w, &v.state, used);
@@ -280,9 +280,11 @@ impl<S: EngineStore> Engine<S> {
                     input_tokens: c.summary.input_tokens,
                     output_tokens: c.summary.tokens,
                 });
+                v = self.view()?;
             }
         }
-        Ok(())
+        // Re-read after every write above: the caller answers with it.
+        Ok(v)
     }
 
     pub(super) fn interval_trigger(&self, v: &View) -> Result<Option<String>, StoreError> {

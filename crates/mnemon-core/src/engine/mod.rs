@@ -583,18 +583,24 @@ impl<S: EngineStore> Engine<S> {
         // lost, so a contest that outlasts the retries is left to the
         // writers still at it: each re-evaluates after its own write.
         let mut attempt = 0;
-        loop {
+        let last = loop {
             let v = self.view()?;
             match self.after_write(v, phase, &mut events, &mut checkpoints) {
                 Err(EngineError::Conflict(_)) if attempt < CONFLICT_RETRIES => {
                     attempt += 1;
                     back_off(attempt);
                 }
-                Err(EngineError::Conflict(_)) => break,
-                other => break other?,
+                Err(EngineError::Conflict(_)) => break None,
+                Ok(v) => break Some(v),
+                Err(e) => return Err(e),
             }
+        };
+        match last {
+            // The view after the last action is current: under the engine's
+            // lock nothing else of this agent moved it.
+            Some(v) => self.outcome_of(v, value, events, checkpoints),
+            None => self.outcome(value, events, checkpoints),
         }
-        self.outcome(value, events, checkpoints)
     }
 
     /// A write's result with the window as it is after it.
@@ -605,6 +611,17 @@ impl<S: EngineStore> Engine<S> {
         checkpoints: Vec<Checkpoint>,
     ) -> Result<Outcome<T>, EngineError> {
         let v = self.view()?;
+        self.outcome_of(v, value, events, checkpoints)
+    }
+
+    /// [`Engine::outcome`] with a view read after the write.
+    fn outcome_of<T>(
+        &self,
+        v: View,
+        value: T,
+        events: Vec<EngineEvent>,
+        checkpoints: Vec<Checkpoint>,
+    ) -> Result<Outcome<T>, EngineError> {
         let wm = self.working_memory_of(&v)?;
         Ok(Outcome {
             value,
