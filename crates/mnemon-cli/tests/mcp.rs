@@ -7,9 +7,8 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 /// The SDK release the checks are written against.
 const SDK: &str = "mcp==2.3.0";
@@ -91,60 +90,19 @@ fn the_python_sdk_uses_every_tool_over_stdio() {
     assert!(hot.contains("ops/deploy-key"), "{hot}");
 }
 
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn serve(d: &Path) -> (Server, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mnemon"))
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .current_dir(d)
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .expect("the address it listens on")
-        .to_string();
-    (Server(child), addr)
-}
-
 #[test]
 fn the_python_sdk_uses_every_tool_over_http_with_a_token_and_is_refused_without() {
     let tmp = common::project();
     let d = tmp.path();
-    let token = common::ok(d, &["token", "create", "--project", "default"])
-        .lines()
-        .last()
-        .unwrap()
-        .trim()
-        .to_string();
-    let (_server, addr) = serve(d);
-    let url = format!("http://{addr}/mcp");
+    let token = common::token(d, "default");
+    let server = common::serve(d);
+    let url = format!("http://{}/mcp", server.addr);
     let out = run_client(&["http", &url, &token]);
     assert!(out.contains("\"ok\": true"), "{out}");
     let refused = run_client(&["http-unauthorized", &url]);
     assert!(refused.contains("refused"), "{refused}");
     // A token of another project opens that project, not this one.
-    let other = common::ok(d, &["token", "create", "--project", "other"])
-        .lines()
-        .last()
-        .unwrap()
-        .trim()
-        .to_string();
+    let other = common::token(d, "other");
     let out = run_client(&["http", &url, &other]);
     assert!(out.contains("\"ok\": true"), "{out}");
     let hot = common::ok(d, &["hot"]);

@@ -4,8 +4,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Command, Stdio};
+use std::io::{Read, Write};
 
 fn http(addr: &str, request: &str) -> String {
     let mut s = std::net::TcpStream::connect(addr).unwrap();
@@ -13,6 +12,17 @@ fn http(addr: &str, request: &str) -> String {
     let mut out = String::new();
     s.read_to_string(&mut out).unwrap();
     out
+}
+
+/// `POST /v1/projects/default/operations` with `body`, over raw HTTP.
+fn post_operation(addr: &str, token: &str, body: &str) -> String {
+    http(
+        addr,
+        &format!(
+            "POST /v1/projects/default/operations HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    )
 }
 
 #[test]
@@ -27,24 +37,8 @@ fn serve_needs_a_token_then_answers_and_stops_on_sigterm() {
     let token = out.lines().last().unwrap().trim().to_string();
     assert!(token.starts_with("mnm_") && token.len() > 40, "{token}");
 
-    let mut server = Command::new(env!("CARGO_BIN_EXE_mnemon"))
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .current_dir(d)
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .expect("the address it listens on")
-        .to_string();
+    let server = common::serve(d);
+    let addr = server.addr.clone();
 
     let health = http(
         &addr,
@@ -57,22 +51,10 @@ fn serve_needs_a_token_then_answers_and_stops_on_sigterm() {
     );
     assert!(denied.starts_with("HTTP/1.1 401"), "{denied}");
     let body = r#"{"type":"task_execution","data":{"task":1}}"#;
-    let created = http(
-        &addr,
-        &format!(
-            "POST /v1/projects/default/operations HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        ),
-    );
+    let created = post_operation(&addr, &token, body);
     assert!(created.starts_with("HTTP/1.1 201"), "{created}");
 
-    let killed = Command::new("kill")
-        .args(["-TERM", &server.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let status = server.wait().unwrap();
-    assert!(status.success(), "a graceful stop: {status:?}");
+    assert!(server.stop(), "a graceful stop");
     let recent = common::json(d, &["recent", "--json"]);
     assert_eq!(
         recent[0]["kind"], "task_execution",
@@ -86,26 +68,9 @@ fn serve_needs_a_token_then_answers_and_stops_on_sigterm() {
 fn server_clients_and_cli_processes_write_together_and_lose_nothing() {
     let tmp = common::project();
     let d = tmp.path().to_path_buf();
-    let out = common::ok(&d, &["token", "create", "--project", "default"]);
-    let token = out.lines().last().unwrap().trim().to_string();
-    let mut server = Command::new(env!("CARGO_BIN_EXE_mnemon"))
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .current_dir(&d)
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .unwrap()
-        .to_string();
+    let token = common::token(&d, "default");
+    let server = common::serve(&d);
+    let addr = server.addr.clone();
 
     const EACH: usize = 20;
     let mut threads = Vec::new();
@@ -113,14 +78,10 @@ fn server_clients_and_cli_processes_write_together_and_lose_nothing() {
         let (addr, token) = (addr.clone(), token.clone());
         threads.push(std::thread::spawn(move || {
             for i in 0..EACH {
-                let body = format!(r#"{{"type":"mixed","agent":"http-{c}","data":{{"who":"http-{c}","i":{i}}}}}"#);
-                let answer = http(
-                    &addr,
-                    &format!(
-                        "POST /v1/projects/default/operations HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                        body.len()
-                    ),
+                let body = format!(
+                    r#"{{"type":"mixed","agent":"http-{c}","data":{{"who":"http-{c}","i":{i}}}}}"#
                 );
+                let answer = post_operation(&addr, &token, &body);
                 assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
             }
         }));
@@ -144,12 +105,7 @@ fn server_clients_and_cli_processes_write_together_and_lose_nothing() {
     for t in threads {
         t.join().unwrap();
     }
-    let killed = Command::new("kill")
-        .args(["-TERM", &server.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    assert!(server.wait().unwrap().success());
+    assert!(server.stop(), "a graceful stop");
 
     let recent = common::json(
         &d,

@@ -36,3 +36,63 @@ pub fn project() -> tempfile::TempDir {
     ok(tmp.path(), &["init", "--model", "gpt-4o"]);
     tmp
 }
+
+/// `mnemon serve` on a free port of loopback, stopped (SIGKILL) when
+/// dropped unless [`Served::stop`] stopped it gracefully first.
+pub struct Served {
+    pub child: std::process::Child,
+    /// `127.0.0.1:PORT`.
+    pub addr: String,
+}
+
+impl Served {
+    /// Sends SIGTERM and waits: `true` when the server stopped cleanly.
+    pub fn stop(mut self) -> bool {
+        let killed = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        killed.success() && self.child.wait().unwrap().success()
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The token `mnemon token create --project P` prints on its last line.
+pub fn token(dir: &Path, project: &str) -> String {
+    ok(dir, &["token", "create", "--project", project])
+        .lines()
+        .last()
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+/// Starts `mnemon serve` in `dir` and reads the address it printed.
+pub fn serve(dir: &Path) -> Served {
+    use std::io::BufRead;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mnemon"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .expect("the address it listens on")
+        .to_string();
+    Served { child, addr }
+}
