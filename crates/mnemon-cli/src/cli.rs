@@ -141,10 +141,10 @@ pub enum EvalCommand {
         /// A dataset in BRIEF §8's JSON shape.
         #[arg(long, value_name = "FILE")]
         data: std::path::PathBuf,
-        #[arg(long, value_delimiter = ',', default_values_t = [1_000u64, 2_000, 4_000, 8_000, 16_000], value_name = "N,N,...")]
+        #[arg(long, value_delimiter = ',', default_values_t = [1_000u64, 2_000, 4_000, 8_000, 16_000], value_name = "N,N,...", value_parser = crate::numbers::tokens)]
         budgets: Vec<u64>,
         /// The window conversations are ingested at (small, so refreshes happen).
-        #[arg(long, default_value_t = 2_048, value_name = "TOKENS")]
+        #[arg(long, default_value_t = 2_048, value_name = "TOKENS", allow_hyphen_values = true, value_parser = crate::numbers::tokens)]
         window: u64,
         #[arg(long, default_value = "qa", value_name = "PRESET")]
         preset: String,
@@ -155,12 +155,12 @@ pub enum EvalCommand {
         out: std::path::PathBuf,
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        #[arg(long, default_value_t = 4, value_name = "N")]
+        #[arg(long, default_value_t = 4, value_name = "N", allow_hyphen_values = true, value_parser = crate::numbers::synth)]
         conversations: usize,
-        #[arg(long, default_value_t = 12, value_name = "N")]
+        #[arg(long, default_value_t = 12, value_name = "N", allow_hyphen_values = true, value_parser = crate::numbers::synth)]
         sessions: usize,
         /// Filler turns per session (facts are added to these).
-        #[arg(long, default_value_t = 60, value_name = "N")]
+        #[arg(long, default_value_t = 60, value_name = "N", allow_hyphen_values = true, value_parser = crate::numbers::synth)]
         turns: usize,
     },
 }
@@ -168,7 +168,7 @@ pub enum EvalCommand {
 #[derive(Debug, Args)]
 pub struct ContextArgs {
     /// Tokens the context may use (default: the preset's, else what the window has left).
-    #[arg(long, value_name = "TOKENS")]
+    #[arg(long, value_name = "TOKENS", allow_hyphen_values = true, value_parser = crate::numbers::tokens)]
     pub budget: Option<u64>,
     /// tiers, qa, conversation, router, planner, phase:planning, phase:execution,
     /// phase:validation, or a plan of your own from config's [plans.<name>].
@@ -189,7 +189,7 @@ pub struct SearchArgs {
     /// Words to look for; any may match, more matches rank higher.
     #[arg(value_name = "QUERY")]
     pub query: String,
-    #[arg(long, default_value_t = 10, value_name = "N")]
+    #[arg(long, default_value_t = 10, value_name = "N", allow_hyphen_values = true, value_parser = crate::numbers::list)]
     pub limit: usize,
 }
 
@@ -205,7 +205,7 @@ pub enum CheckpointCommand {
     },
     /// Checkpoints, newest first.
     List {
-        #[arg(long, default_value_t = 20, value_name = "N")]
+        #[arg(long, default_value_t = 20, value_name = "N", allow_hyphen_values = true, value_parser = crate::numbers::list)]
         limit: usize,
     },
     /// One checkpoint's JSON.
@@ -255,7 +255,7 @@ pub struct OptimizeArgs {
 #[derive(Debug, Args)]
 pub struct ReportUsageArgs {
     /// The prompt tokens the provider reported for a call that sent mnemon's context.
-    #[arg(value_name = "PROMPT_TOKENS")]
+    #[arg(value_name = "PROMPT_TOKENS", allow_hyphen_values = true, value_parser = crate::numbers::tokens_or_zero)]
     pub prompt_tokens: u64,
     #[command(flatten)]
     pub agent: AgentArg,
@@ -279,7 +279,7 @@ pub enum DecisionCommand {
     Add(DecisionInput),
     /// Decision records, most recent first.
     List {
-        #[arg(long, value_name = "N")]
+        #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = crate::numbers::list)]
         limit: Option<usize>,
     },
     /// One decision record as ADR markdown.
@@ -358,7 +358,7 @@ pub struct RecordArgs {
     #[arg(long, value_name = "JSON")]
     pub data: Option<String>,
     /// Its size in tokens; counted with the project's tokenizer if omitted.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = crate::numbers::tokens_or_zero)]
     pub tokens: Option<u64>,
     /// planning, execution or validation.
     #[arg(long, value_name = "PHASE")]
@@ -388,7 +388,7 @@ pub struct RecentArgs {
     #[arg(long = "type", value_name = "TYPE")]
     pub kind: Option<String>,
     /// How many.
-    #[arg(long, default_value_t = 20, value_name = "N")]
+    #[arg(long, default_value_t = 20, value_name = "N", allow_hyphen_values = true, value_parser = crate::numbers::list)]
     pub limit: usize,
     /// Only operations whose type or data contain every word.
     #[arg(long, value_name = "WORDS")]
@@ -415,7 +415,7 @@ pub enum SessionCommand {
     },
     /// Sessions, most recently active first.
     List {
-        #[arg(long, default_value_t = 20, value_name = "N")]
+        #[arg(long, default_value_t = 20, value_name = "N", allow_hyphen_values = true, value_parser = crate::numbers::list)]
         limit: usize,
     },
     /// One session (default: this agent's active one).
@@ -444,7 +444,7 @@ pub enum SessionCommand {
 pub struct VersionArg {
     /// The version you read; the change is refused if the item changed since.
     /// Without it the change applies to the item as it is now.
-    #[arg(long = "if-version", value_name = "N")]
+    #[arg(long = "if-version", value_name = "N", allow_hyphen_values = true, value_parser = crate::numbers::version)]
     pub if_version: Option<u64>,
 }
 
@@ -523,8 +523,12 @@ pub struct InitArgs {
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,
     /// The context window in tokens, when it differs from the model's.
-    #[arg(long, value_name = "TOKENS")]
+    #[arg(long, value_name = "TOKENS", allow_hyphen_values = true, value_parser = crate::numbers::tokens)]
     pub window: Option<u64>,
+    /// On an existing project: start its memory over, empty. The database is kept beside it as
+    /// `mnemon.db.replaced-<time>`; config.toml stays.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]
@@ -533,7 +537,7 @@ pub struct StatusArgs {
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,
     /// Evaluate the window as if this many tokens were in the live context.
-    #[arg(long, value_name = "TOKENS")]
+    #[arg(long, value_name = "TOKENS", allow_hyphen_values = true, value_parser = crate::numbers::tokens_or_zero)]
     pub used: Option<u64>,
 }
 
@@ -564,7 +568,7 @@ pub struct CountArgs {
     pub tokenizer: Option<PathBuf>,
     /// Only check whether the input fits in this many tokens; stops reading
     /// the input's tokens once it does not.
-    #[arg(long, value_name = "TOKENS")]
+    #[arg(long, value_name = "TOKENS", allow_hyphen_values = true, value_parser = crate::numbers::list_tokens)]
     pub limit: Option<usize>,
     /// The input is a JSON array of chat messages ({"role", "content",
     /// "name"?}); count what the request costs, framing included.

@@ -6,6 +6,7 @@
 
 mod cli;
 mod commands;
+mod numbers;
 mod output;
 mod project;
 

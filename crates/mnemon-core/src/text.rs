@@ -25,3 +25,67 @@ mod tests {
         assert_eq!(thousands(1_047_576), "1,047,576");
     }
 }
+
+/// A few hundred bytes of `text` around byte `at`, on char boundaries, with
+/// `…` where it was cut: what an error shows of a long input instead of
+/// echoing all of it.
+pub fn excerpt(text: &str, at: usize, radius: usize) -> String {
+    let at = at.min(text.len());
+    let mut start = at.saturating_sub(radius);
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = (at + radius).min(text.len());
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    let mut out = String::new();
+    if start > 0 {
+        out.push('…');
+    }
+    out.push_str(&text[start..end]);
+    if end < text.len() {
+        out.push('…');
+    }
+    out
+}
+
+/// The byte offset of 1-based `line` and `column` (as serde_json and toml
+/// report them) in `text`.
+pub fn offset_of(text: &str, line: usize, column: usize) -> usize {
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    (line_start + column.saturating_sub(1)).min(text.len())
+}
+
+/// A JSON parse error with an excerpt of the input around it.
+pub fn json_error(text: &str, e: &serde_json::Error) -> String {
+    if text.len() <= 400 {
+        return format!("{e}: {text}");
+    }
+    let at = offset_of(text, e.line(), e.column());
+    format!(
+        "{e} (input of {} bytes; around the error: {})",
+        thousands(text.len() as u64),
+        excerpt(text, at, 120)
+    )
+}
+
+#[cfg(test)]
+mod excerpt_tests {
+    use super::*;
+
+    #[test]
+    fn long_inputs_are_excerpted_around_the_error() {
+        let text = format!("{{\"a\": \"{}", "é".repeat(100_000));
+        let e = serde_json::from_str::<serde_json::Value>(&text).unwrap_err();
+        let msg = json_error(&text, &e);
+        assert!(msg.len() < 800, "{}", msg.len());
+        assert!(msg.contains("EOF"), "{msg}");
+        assert_eq!(excerpt("abcdef", 3, 1), "…cd…");
+        assert_eq!(offset_of("ab\ncd", 2, 2), 4);
+    }
+}

@@ -29,6 +29,10 @@ pub enum Error {
     #[error(transparent)]
     /// The store refused a write or failed.
     Store(StoreError),
+    /// The project's database is gone, empty or another project's: its
+    /// history would be lost by going on.
+    #[error("{0}")]
+    Lost(String),
     /// A value given by the caller that is not usable, with what to do.
     #[error("{0}")]
     Input(String),
@@ -74,7 +78,7 @@ impl Error {
         match self {
             Error::Store(e) | Error::Engine(EngineError::Store(e)) => store_class(e),
             Error::Engine(EngineError::Conflict(_)) => ErrorClass::Conflict,
-            Error::Io { .. } => ErrorClass::Storage,
+            Error::Io { .. } | Error::Lost(_) => ErrorClass::Storage,
             _ => ErrorClass::Input,
         }
     }

@@ -44,6 +44,7 @@ mod chat;
 mod clock;
 mod error;
 pub mod eval;
+pub mod identity;
 mod init;
 mod reads;
 mod settings;
@@ -238,8 +239,15 @@ impl OpenOptions {
             return Err(Error::NoProject(settings.root().display().to_string()));
         };
         let db = dir.join(DB_NAME);
+        let expected = identity::expected(dir, &db)?;
         // Opening migrates a new database once, whoever else opens it.
         let first = SqliteStore::open(&db)?;
+        identity::settle(
+            dir,
+            &db,
+            expected.as_deref(),
+            mnemon_core::memory::Store::project_id(&first),
+        )?;
         let pool = Pool {
             stores: vec![first],
             handed: 0,

@@ -12,7 +12,7 @@ use mnemon_core::engine::EngineStatus;
 use rustyline::error::ReadlineError;
 
 use crate::cli::{ChatArgs, Global};
-use crate::output::{BOLD, DIM, thousands, zone_style};
+use crate::output::{BOLD, DIM, Paint, stored, thousands, zone_style};
 use crate::project::Project;
 
 const PROMPT: &str = "mnemon> ";
@@ -44,7 +44,7 @@ pub fn run(g: &Global, a: &ChatArgs) -> Result<()> {
             continue;
         }
         if !g.json {
-            anstream::println!("{BOLD}>{BOLD:#} {trimmed}");
+            println!("{BOLD}>{BOLD:#} {trimmed}");
         }
         let reply = chat.handle(trimmed)?;
         show(g, &reply, true);
@@ -68,13 +68,13 @@ fn repl(g: &Global, a: &ChatArgs, project: &Project, chat: &mut ChatSession) -> 
         let _ = rl.load_history(h);
     }
     let st = chat.engine().status()?;
-    anstream::println!(
+    println!(
         "{BOLD}mnemon chat{BOLD:#} · {} · window {} tokens · agent {}\n{DIM}Type commands in your own words (\"create an epic for user authentication\"), /help for everything, Ctrl-D or Ctrl-C to end the session.{DIM:#}",
         st.model,
         thousands(st.window.effective_max),
         st.agent,
     );
-    anstream::println!("{}", status_line(&st, None));
+    println!("{}", status_line(&st, None));
     loop {
         let prompt = if chat.awaiting_answer() {
             "which? "
@@ -92,7 +92,7 @@ fn repl(g: &Global, a: &ChatArgs, project: &Project, chat: &mut ChatSession) -> 
                     Ok(r) => r,
                     Err(e) => {
                         let style = anstyle::AnsiColor::Red.on_default().bold();
-                        anstream::println!("{style}error:{style:#} {e}");
+                        println!("{style}error:{style:#} {e}");
                         continue;
                     }
                 };
@@ -123,7 +123,7 @@ fn show(g: &Global, reply: &ChatReply, scripted: bool) {
     let reply = &reply.reply;
     if g.json {
         match serde_json::to_string(reply) {
-            Ok(s) => anstream::println!("{s}"),
+            Ok(s) => println!("{s}"),
             Err(e) => anstream::eprintln!("cannot print the reply as JSON: {e}"),
         }
         return;
@@ -132,17 +132,19 @@ fn show(g: &Global, reply: &ChatReply, scripted: bool) {
         return;
     }
     let style = match reply.kind {
-        ReplyKind::Error | ReplyKind::NotUnderstood => anstyle::AnsiColor::Yellow.on_default(),
-        ReplyKind::Clarify | ReplyKind::Incomplete => anstyle::AnsiColor::Cyan.on_default(),
-        _ => anstyle::Style::new(),
+        ReplyKind::Error | ReplyKind::NotUnderstood => {
+            Paint(anstyle::AnsiColor::Yellow.on_default())
+        }
+        ReplyKind::Clarify | ReplyKind::Incomplete => Paint(anstyle::AnsiColor::Cyan.on_default()),
+        _ => Paint(anstyle::Style::new()),
     };
-    anstream::println!("{style}{}{style:#}", reply.text);
+    println!("{style}{}{style:#}", stored(&reply.text));
     for ev in &reply.events {
-        anstream::println!("{}", crate::commands::checkpoint::notice(ev));
+        println!("{}", crate::commands::checkpoint::notice(ev));
     }
     let recorded = reply.recorded.as_ref().map(|r| r.tokens);
     if !scripted || reply.recorded.is_some() {
-        anstream::println!("{}", status_line(&reply.status, recorded));
+        println!("{}", status_line(&reply.status, recorded));
     }
 }
 

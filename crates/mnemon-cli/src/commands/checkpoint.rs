@@ -132,13 +132,11 @@ pub fn run(g: &Global, c: &CheckpointCommand) -> Result<()> {
                 return json(&parsed);
             }
             if parsed.is_empty() {
-                anstream::println!(
-                    "no checkpoints yet; create one with `mnemon checkpoint create`"
-                );
+                println!("no checkpoints yet; create one with `mnemon checkpoint create`");
             }
             for cp in &parsed {
                 let s = &cp.context_snapshot;
-                anstream::println!(
+                println!(
                     "{BOLD}{}{BOLD:#}  {:<24} {:>9} tokens ({:.1} %)  {DIM}next: {}{DIM:#}",
                     cp.id,
                     cp.trigger,
@@ -155,7 +153,7 @@ pub fn run(g: &Global, c: &CheckpointCommand) -> Result<()> {
         CheckpointCommand::Show { id } => {
             let stored = project.open(None)?.stored_checkpoint(id)?;
             if g.json {
-                anstream::println!("{}", stored.json);
+                println!("{}", stored.json);
                 return Ok(());
             }
             show(&Checkpoint::from_json(&stored.json, id)?);
@@ -171,7 +169,7 @@ pub fn run(g: &Global, c: &CheckpointCommand) -> Result<()> {
             if g.json {
                 return json(&serde_json::json!({"resumed": r, "status": out.status}));
             }
-            anstream::println!(
+            println!(
                 "{BOLD}resumed{BOLD:#} {}: {} operations in working memory, {} hot items restored, {} removed",
                 r.checkpoint,
                 r.working_memory_operations,
@@ -181,13 +179,13 @@ pub fn run(g: &Global, c: &CheckpointCommand) -> Result<()> {
             print_status_line(&out.status);
             let ri = &cp.resume_instructions;
             if let Some(t) = &ri.next_task {
-                anstream::println!("{BOLD}next task{BOLD:#}  {t}");
+                println!("{BOLD}next task{BOLD:#}  {t}");
             }
             for b in &ri.blockers {
-                anstream::println!("{WARN}blocker{WARN:#}    {b}");
+                println!("{WARN}blocker{WARN:#}    {b}");
             }
             for w in &ri.warnings {
-                anstream::println!("{WARN}warning{WARN:#}    {w}");
+                println!("{WARN}warning{WARN:#}    {w}");
             }
             Ok(())
         }
@@ -198,8 +196,8 @@ fn show(cp: &Checkpoint) {
     let s = &cp.context_snapshot;
     let r = &cp.resume_instructions;
     let snap = cp.snapshot();
-    anstream::println!("{BOLD}{}{BOLD:#}  {} ({})", cp.id, cp.timestamp, cp.trigger);
-    anstream::println!(
+    println!("{BOLD}{}{BOLD:#}  {} ({})", cp.id, cp.timestamp, cp.trigger);
+    println!(
         "usage      {} / {} tokens ({:.1} %), epoch {}, baseline {} + added {}",
         thousands(s.tokens_used),
         thousands(s.effective_max),
@@ -208,25 +206,25 @@ fn show(cp: &Checkpoint) {
         thousands(snap.baseline),
         thousands(snap.added)
     );
-    anstream::println!(
+    println!(
         "snapshot   {} operations in working memory, {} hot items, log position {}",
         snap.operations.len(),
         snap.hot_context.items.len(),
         snap.operation_position
     );
-    anstream::println!(
+    println!(
         "model      {} ({} tokens, profile {}), session {} s",
         cp.metadata.model,
         thousands(cp.metadata.context_window),
         cp.metadata.optimization_profile,
         cp.metadata.session_duration_seconds
     );
-    anstream::println!(
+    println!(
         "next task  {}",
         r.next_task.as_deref().unwrap_or("nothing pending")
     );
-    anstream::println!("phase      {}", r.phase.as_deref().unwrap_or("not set"));
-    anstream::println!(
+    println!("phase      {}", r.phase.as_deref().unwrap_or("not set"));
+    println!(
         "load       {}",
         if r.context_to_load.is_empty() {
             "-".to_string()
@@ -235,16 +233,16 @@ fn show(cp: &Checkpoint) {
         }
     );
     for b in &r.blockers {
-        anstream::println!("{WARN}blocker{WARN:#}    {b}");
+        println!("{WARN}blocker{WARN:#}    {b}");
     }
     for w in &r.warnings {
-        anstream::println!("{WARN}warning{WARN:#}    {w}");
+        println!("{WARN}warning{WARN:#}    {w}");
     }
 }
 
 pub fn print_status_line(s: &EngineStatus) {
     let z = zone_style(s.window.zone);
-    anstream::println!(
+    println!(
         "{z}{}{z:#} {} / {} tokens ({:.1} %), epoch {}",
         s.window.zone.name(),
         thousands(s.window.used),
@@ -264,7 +262,7 @@ pub fn compact(g: &Global, a: &CompactArgs) -> Result<()> {
     }
     let s = &c.summary;
     let a_ = &s.audit;
-    anstream::println!(
+    println!(
         "{BOLD}{}{BOLD:#} session {}: {} → {} tokens (ratio {:.2})",
         if c.dry_run {
             "would compact"
@@ -276,7 +274,7 @@ pub fn compact(g: &Global, a: &CompactArgs) -> Result<()> {
         thousands(s.tokens),
         s.ratio()
     );
-    anstream::println!(
+    println!(
         "kept verbatim {} · summarized {} · dropped {} · near-duplicates {}",
         a_.kept_verbatim.len(),
         a_.summarized.len(),
@@ -284,7 +282,7 @@ pub fn compact(g: &Global, a: &CompactArgs) -> Result<()> {
         a_.duplicates_removed
     );
     if !a_.dropped.is_empty() {
-        anstream::println!(
+        println!(
             "{DIM}dropped items stay in the store (o = operation log position, m = message): {}{DIM:#}",
             preview(&a_.dropped)
         );
@@ -320,11 +318,9 @@ pub fn report_usage(g: &Global, a: &ReportUsageArgs) -> Result<()> {
         return json(&s);
     }
     print_status_line(&s);
-    anstream::println!(
+    println!(
         "{DIM}calibration for {}: ×{:.3} from {} report(s){DIM:#}",
-        s.model,
-        s.calibration,
-        s.calibration_samples
+        s.model, s.calibration, s.calibration_samples
     );
     Ok(())
 }

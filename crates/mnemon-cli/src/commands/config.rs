@@ -12,7 +12,7 @@ pub fn default(g: &Global) -> Result<()> {
     if g.json {
         return json(&mnemon_core::config::Config::default());
     }
-    anstream::print!("{DEFAULT_TOML}");
+    print!("{DEFAULT_TOML}");
     Ok(())
 }
 
@@ -28,16 +28,16 @@ pub fn show(g: &Global) -> Result<()> {
         return json(&json!({ "config": loaded.config, "origins": origins }));
     }
     let file = project.config_path().map(|p| display_path(&p));
-    anstream::println!(
+    println!(
         "# Settings in force: defaults, then {}, then MNEMON_* variables.",
         file.as_deref().unwrap_or("no config file")
     );
     for (key, origin) in &loaded.origins {
         if let Origin::Env { var } = origin {
-            anstream::println!("# {key} comes from {var}");
+            println!("# {key} comes from {var}");
         }
     }
-    anstream::print!("{}", toml::to_string_pretty(&loaded.config)?);
+    print!("{}", toml::to_string_pretty(&loaded.config)?);
     Ok(())
 }
 
@@ -59,7 +59,7 @@ pub fn validate(g: &Global) -> Result<()> {
             "inert": project.load_config()?.config.inert_settings(),
         }));
     }
-    anstream::println!(
+    println!(
         "{BOLD}ok{BOLD:#}: {} is valid (model {}, effective window {} tokens, profile {}, tokenizer {})",
         file.as_deref().unwrap_or("the default configuration"),
         setup.model.as_ref().map_or("none", |m| m.id.as_str()),

@@ -5,7 +5,7 @@ use mnemon::ContextQuery;
 use mnemon_core::assemble::Format;
 
 use crate::cli::{ContextArgs, Global, SearchArgs};
-use crate::output::{BOLD, DIM, json, thousands};
+use crate::output::{BOLD, DIM, json, stored, thousands};
 use crate::project::Project;
 
 pub fn context(g: &Global, a: &ContextArgs) -> Result<()> {
@@ -23,7 +23,7 @@ pub fn context(g: &Global, a: &ContextArgs) -> Result<()> {
     if format == Format::Messages {
         return json(&out.messages);
     }
-    anstream::println!("{}", out.text);
+    println!("{}", stored(&out.text));
     let sections: Vec<String> = out
         .sections
         .iter()
@@ -48,11 +48,12 @@ pub fn search(g: &Global, a: &SearchArgs) -> Result<()> {
         return json(&hits);
     }
     if hits.is_empty() {
-        anstream::println!("nothing matches `{}`", a.query);
+        println!("nothing matches `{}`", a.query);
     }
     for h in &hits {
         let text: String = h.hit.text.replace('\n', " ").chars().take(160).collect();
-        anstream::println!(
+        let text = stored(&text);
+        println!(
             "{BOLD}{:<12}{BOLD:#} {:.3}  {DIM}{:?} {}{DIM:#}  {text}",
             h.hit.id,
             h.score,

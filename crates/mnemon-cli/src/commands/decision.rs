@@ -7,7 +7,7 @@ use mnemon_core::memory::{Alternative, Consequences, DecisionRecord, DecisionSta
 
 use crate::cli::{DecisionCommand, DecisionInput, Global};
 use crate::commands::checkpoint::after;
-use crate::output::{BOLD, DIM, json};
+use crate::output::{BOLD, DIM, json, stored};
 use crate::project::Project;
 
 pub fn run(g: &Global, c: &DecisionCommand) -> Result<()> {
@@ -29,7 +29,7 @@ pub fn run(g: &Global, c: &DecisionCommand) -> Result<()> {
             if g.json {
                 return json(&serde_json::json!({"superseded": old, "new": new}));
             }
-            anstream::println!("{BOLD}superseded{BOLD:#} {} by {}", old.id, new.id);
+            println!("{BOLD}superseded{BOLD:#} {} by {}", old.id, new.id);
             Ok(())
         }
         DecisionCommand::Status { id, status } => {
@@ -43,7 +43,7 @@ pub fn run(g: &Global, c: &DecisionCommand) -> Result<()> {
             if g.json {
                 return json(&r);
             }
-            anstream::print!("{}", r.to_markdown());
+            print!("{}", stored(&r.to_markdown()));
             Ok(())
         }
         DecisionCommand::List { limit } => {
@@ -56,7 +56,7 @@ pub fn run(g: &Global, c: &DecisionCommand) -> Result<()> {
                 );
             }
             if all.is_empty() {
-                anstream::println!("no decisions recorded yet");
+                println!("no decisions recorded yet");
             }
             for r in &all {
                 let by = r
@@ -64,10 +64,10 @@ pub fn run(g: &Global, c: &DecisionCommand) -> Result<()> {
                     .as_ref()
                     .map(|s| format!(" by {s}"))
                     .unwrap_or_default();
-                anstream::println!(
+                println!(
                     "{BOLD}{}{BOLD:#} {}  {DIM}[{}{by} · {}]{DIM:#}",
                     r.id,
-                    r.title,
+                    stored(&r.title),
                     r.status,
                     r.timestamp.datetime().format("%Y-%m-%d")
                 );
@@ -81,10 +81,10 @@ fn show(g: &Global, verb: &str, r: &DecisionRecord) -> Result<()> {
     if g.json {
         return json(r);
     }
-    anstream::println!(
+    println!(
         "{BOLD}{verb}{BOLD:#} {} \"{}\" [{}]",
         r.id,
-        r.title,
+        stored(&r.title),
         r.status
     );
     Ok(())
@@ -102,9 +102,14 @@ fn read_input(i: &DecisionInput) -> Result<NewDecision> {
             std::fs::read_to_string(path)
                 .with_context(|| format!("cannot read {}", path.display()))?
         };
-        let value: serde_json::Value = serde_json::from_str(&text)
-            .with_context(|| format!("{} is not valid JSON", path.display()))?;
-        return Ok(NewDecision::from_json(&value)?);
+        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            anyhow::anyhow!(
+                "{} is not valid JSON: {}",
+                path.display(),
+                mnemon_core::text::json_error(&text, &e)
+            )
+        })?;
+        return NewDecision::from_json(&value).with_context(|| format!("in {}", path.display()));
     }
     let alternatives = i
         .alternative

@@ -4,7 +4,7 @@ use anyhow::Result;
 use mnemon_core::memory::DocKind;
 
 use crate::cli::Global;
-use crate::output::{BOLD, json};
+use crate::output::{BOLD, json, stored};
 use crate::project::Project;
 
 pub fn show(g: &Global, kind: &str, version: Option<u64>) -> Result<()> {
@@ -16,7 +16,7 @@ pub fn show(g: &Global, kind: &str, version: Option<u64>) -> Result<()> {
     if g.json {
         return json(&doc);
     }
-    anstream::print!("{}", doc.content);
+    print!("{}", stored(&doc.content));
     Ok(())
 }
 
@@ -25,8 +25,6 @@ pub fn export(g: &Global) -> Result<()> {
     if g.json {
         return json(&serde_json::json!({"written": n}));
     }
-    anstream::println!(
-        "{BOLD}exported{BOLD:#} {n} documents and decision records from the database"
-    );
+    println!("{BOLD}exported{BOLD:#} {n} documents and decision records from the database");
     Ok(())
 }

@@ -17,6 +17,18 @@ pub fn run(g: &Global, c: &EvalCommand) -> Result<()> {
             sessions,
             turns,
         } => {
+            // Each turn is held in memory before the file is written.
+            const MAX_TURNS: usize = 2_000_000;
+            let total = conversations
+                .saturating_mul(*sessions)
+                .saturating_mul(*turns);
+            if total > MAX_TURNS {
+                anyhow::bail!(
+                    "{conversations} conversations × {sessions} sessions × {turns} turns is {} turns; at most {} fit in one dataset: lower one of them",
+                    mnemon_core::text::thousands(total as u64),
+                    mnemon_core::text::thousands(MAX_TURNS as u64)
+                );
+            }
             let d = synth::generate(*seed, *conversations, *sessions, *turns);
             let text = serde_json::to_string_pretty(&d)?;
             mnemon::write_atomically(out, text.as_bytes())?;
@@ -26,7 +38,7 @@ pub fn run(g: &Global, c: &EvalCommand) -> Result<()> {
                     &serde_json::json!({"path": out, "conversations": d.conversations.len(), "questions": q}),
                 );
             }
-            anstream::println!(
+            println!(
                 "wrote {} ({} conversations, {} questions)",
                 out.display(),
                 d.conversations.len(),
@@ -54,39 +66,25 @@ pub fn run(g: &Global, c: &EvalCommand) -> Result<()> {
 }
 
 fn print(r: &Report) {
-    anstream::println!(
+    println!(
         "{BOLD}evidence recall{BOLD:#}: {} conversations, {} questions, window {}, preset {}, {}  {DIM}({} refreshes, {} checkpoints during ingest){DIM:#}",
-        r.conversations,
-        r.questions,
-        r.window,
-        r.preset,
-        r.tokenizer,
-        r.refreshes,
-        r.checkpoints
+        r.conversations, r.questions, r.window, r.preset, r.tokenizer, r.refreshes, r.checkpoints
     );
-    anstream::println!(
+    println!(
         "{:>7}  {:<8} {:>7} {:>8} {:>6}",
-        "budget",
-        "method",
-        "recall",
-        "all-hit",
-        "MRR"
+        "budget", "method", "recall", "all-hit", "MRR"
     );
     for b in &r.results {
         for m in METHODS {
             if let Some(s) = b.overall.get(m) {
-                anstream::println!(
+                println!(
                     "{:>7}  {:<8} {:>7.3} {:>8.3} {:>6.3}",
-                    b.budget,
-                    m,
-                    s.recall,
-                    s.all_hit,
-                    s.mrr
+                    b.budget, m, s.recall, s.all_hit, s.mrr
                 );
             }
         }
     }
-    anstream::println!("\n{BOLD}recall by category{BOLD:#} (mnemon / recent / bm25)");
+    println!("\n{BOLD}recall by category{BOLD:#} (mnemon / recent / bm25)");
     for b in &r.results {
         let cats: Vec<String> = b
             .by_category
@@ -101,6 +99,6 @@ fn print(r: &Report) {
                 )
             })
             .collect();
-        anstream::println!("{:>7}  {}", b.budget, cats.join("  "));
+        println!("{:>7}  {}", b.budget, cats.join("  "));
     }
 }

@@ -6,7 +6,7 @@ use mnemon_core::memory::{HotItem, HotItemChange, HotKind, HotStatus, Priority};
 
 use crate::cli::{AgentArg, ConstraintCommand, Global, GoalCommand, RememberArgs, VersionArg};
 use crate::commands::log::short;
-use crate::output::{BOLD, DIM, json};
+use crate::output::{BOLD, DIM, json, stored};
 use crate::project::Project;
 
 fn open(g: &Global, agent: &AgentArg) -> Result<Mnemon> {
@@ -30,11 +30,11 @@ fn show(g: &Global, verb: &str, item: &HotItem) -> Result<()> {
     if g.json {
         return json(item);
     }
-    anstream::println!(
+    println!(
         "{BOLD}{verb}{BOLD:#} {} {} \"{}\"  {DIM}[{} · version {}]{DIM:#}",
         item.kind.name().replace('_', " "),
         short(&item.id),
-        item.text,
+        stored(&item.text),
         item.status,
         item.version
     );
@@ -48,17 +48,17 @@ fn list(g: &Global, kind: HotKind) -> Result<()> {
         return json(&items);
     }
     if items.is_empty() {
-        anstream::println!("no active {}s", kind.name());
+        println!("no active {}s", kind.name());
     }
     for i in items {
         let prio = i
             .priority
             .map(|p| format!(" ({})", p.name()))
             .unwrap_or_default();
-        anstream::println!(
+        println!(
             "{} {}{prio}  {DIM}[{} · version {}]{DIM:#}",
             short(&i.id),
-            i.text,
+            stored(&i.text),
             i.status,
             i.version
         );
@@ -159,6 +159,6 @@ pub fn hot(g: &Global, a: &AgentArg) -> Result<()> {
     if g.json {
         return json(&hot.to_json());
     }
-    anstream::print!("{}", hot.to_markdown());
+    print!("{}", stored(&hot.to_markdown()));
     Ok(())
 }

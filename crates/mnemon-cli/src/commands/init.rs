@@ -14,6 +14,31 @@ pub fn run(g: &Global, args: &InitArgs) -> Result<()> {
         Some(d) => cwd.join(d),
         None => cwd,
     };
+    let dir = root.join(mnemon::DIR_NAME);
+    if args.force && dir.join(mnemon::CONFIG_NAME).is_file() {
+        if args.model.is_some() || args.window.is_some() {
+            anyhow::bail!(
+                "--force starts the memory over and keeps config.toml; change the model or window in .mnemon/config.toml instead"
+            );
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let kept = mnemon::identity::start_over(&dir, &dir.join(mnemon::DB_NAME), now)?;
+        if g.json {
+            return json(
+                &json!({"started_over": display_path(&dir), "previous_database": kept.as_deref().map(display_path)}),
+            );
+        }
+        match kept {
+            Some(p) => println!(
+                "{BOLD}started over{BOLD:#}: the memory is empty; the previous database is kept as {}",
+                display_path(&p)
+            ),
+            None => println!("{BOLD}started over{BOLD:#}: the memory is empty"),
+        }
+        return Ok(());
+    }
     let created = mnemon::init(
         &root,
         &InitOptions {
@@ -31,7 +56,7 @@ pub fn run(g: &Global, args: &InitArgs) -> Result<()> {
             "profile": setup.profile.name,
         }));
     }
-    anstream::println!(
+    println!(
         "{BOLD}created{BOLD:#} {} (model {}, effective window {} tokens, profile {})",
         path,
         setup.model.as_ref().map_or("none", |m| m.id.as_str()),

@@ -7,13 +7,16 @@ use mnemon_core::importance::Role;
 use mnemon_core::memory::{NewMessage, NewOperation, Operation, OperationQuery, Phase};
 
 use crate::cli::{Global, MessageArgs, RecentArgs, RecordArgs};
-use crate::output::{BOLD, DIM, json, thousands};
+use crate::output::{BOLD, DIM, json, stored, thousands};
 use crate::project::Project;
 
 pub fn record(g: &Global, a: &RecordArgs) -> Result<()> {
     let data = match &a.data {
-        Some(text) => serde_json::from_str(text).with_context(|| {
-            format!("--data is not valid JSON: {text}\n  give an object such as '{{\"task\": 15, \"result\": \"ok\"}}'")
+        Some(text) => serde_json::from_str(text).map_err(|e| {
+            anyhow::anyhow!(
+                "--data is not valid JSON: {}\n  give an object such as '{{\"task\": 15, \"result\": \"ok\"}}'",
+                mnemon_core::text::json_error(text, &e)
+            )
         })?,
         None => serde_json::Value::Object(Default::default()),
     };
@@ -38,7 +41,7 @@ pub fn record(g: &Global, a: &RecordArgs) -> Result<()> {
         return json(&out.to_json()?);
     }
     let pinned = if op.pinned { ", pinned" } else { "" };
-    anstream::println!(
+    println!(
         "{BOLD}recorded{BOLD:#} {} {}  {DIM}({} tokens, importance {:.2}{pinned}){DIM:#}",
         op.kind,
         short(&op.id),
@@ -72,7 +75,7 @@ pub fn message(g: &Global, a: &MessageArgs) -> Result<()> {
     if g.json {
         return json(&out.to_json()?);
     }
-    anstream::println!(
+    println!(
         "{BOLD}recorded{BOLD:#} {} message {}  {DIM}({} tokens, importance {:.2}{}){DIM:#}",
         msg.role,
         short(&msg.id),
@@ -95,7 +98,7 @@ pub fn recent(g: &Global, a: &RecentArgs) -> Result<()> {
         return json(&ops);
     }
     if ops.is_empty() {
-        anstream::println!("no operations recorded yet");
+        println!("no operations recorded yet");
     }
     for op in &ops {
         print_op(op);
@@ -112,10 +115,11 @@ fn print_op(op: &Operation) {
     } else {
         data
     };
-    anstream::println!(
-        "{DIM}{time}{DIM:#} {BOLD}{}{BOLD:#}{pin} {data} {DIM}[{} · {} tokens · {}]{DIM:#}",
-        op.kind,
-        op.agent,
+    println!(
+        "{DIM}{time}{DIM:#} {BOLD}{}{BOLD:#}{pin} {} {DIM}[{} · {} tokens · {}]{DIM:#}",
+        stored(&op.kind),
+        stored(&data),
+        stored(&op.agent),
         thousands(op.tokens),
         short(&op.id)
     );

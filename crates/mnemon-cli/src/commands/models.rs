@@ -14,14 +14,9 @@ pub fn list(g: &Global) -> Result<()> {
     if g.json {
         return json(&registry.models());
     }
-    anstream::println!(
+    println!(
         "{BOLD}{:<28} {:<10} {:>10}  {:<12} {:<20} {:>14}{BOLD:#}",
-        "MODEL",
-        "PROVIDER",
-        "WINDOW",
-        "TOKENIZER",
-        "PROFILE",
-        "$/1M IN/OUT"
+        "MODEL", "PROVIDER", "WINDOW", "TOKENIZER", "PROFILE", "$/1M IN/OUT"
     );
     for m in registry.models() {
         let profile = m
@@ -33,7 +28,7 @@ pub fn list(g: &Global) -> Result<()> {
             format!("  aka {}", m.aliases.join(", "))
         };
         let origin = if m.built_in { "" } else { "  [config]" };
-        anstream::println!(
+        println!(
             "{:<28} {:<10} {:>10}  {:<12} {:<20} {:>14}{DIM}{aliases}{origin}{DIM:#}",
             m.id,
             m.provider,

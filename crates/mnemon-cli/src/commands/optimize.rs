@@ -15,7 +15,7 @@ pub fn run(g: &Global, a: &OptimizeArgs) -> Result<()> {
     if g.json {
         return json(&serde_json::json!({"value": r, "events": out.events, "status": out.status}));
     }
-    anstream::println!(
+    println!(
         "{BOLD}{}{BOLD:#}: {} → {} tokens ({} saved)",
         if r.dry_run {
             "would optimize"
@@ -26,16 +26,12 @@ pub fn run(g: &Global, a: &OptimizeArgs) -> Result<()> {
         thousands(r.tokens_after),
         thousands(r.tokens_saved)
     );
-    anstream::println!(
+    println!(
         "{DIM}{:<20} {:>6} {:>10} {:>10} {:>10}{DIM:#}",
-        "technique",
-        "items",
-        "before",
-        "after",
-        "saved"
+        "technique", "items", "before", "after", "saved"
     );
     for t in &r.techniques {
-        anstream::println!(
+        println!(
             "{:<20} {:>6} {:>10} {:>10} {:>10}",
             t.technique.name(),
             t.items,
@@ -46,7 +42,7 @@ pub fn run(g: &Global, a: &OptimizeArgs) -> Result<()> {
     }
     if a.verbose {
         for s in &r.substitutions {
-            anstream::println!(
+            println!(
                 "  o{} {}: {} ({} → {} tokens)",
                 s.op_seq,
                 s.technique.name(),
@@ -57,14 +53,14 @@ pub fn run(g: &Global, a: &OptimizeArgs) -> Result<()> {
         }
     }
     if !r.artifacts.is_empty() {
-        anstream::println!(
+        println!(
             "{DIM}{} under .mnemon/: {}{DIM:#}",
             if r.dry_run { "would write" } else { "wrote" },
             r.artifacts.join(", ")
         );
     }
     if r.substitutions.is_empty() {
-        anstream::println!(
+        println!(
             "{DIM}nothing to optimize: no completed phase, large file, state, large item or stale trace in the live context{DIM:#}"
         );
     }

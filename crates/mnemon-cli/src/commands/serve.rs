@@ -40,6 +40,6 @@ pub fn token_create(g: &Global, project_name: &str) -> Result<()> {
     anstream::eprintln!(
         "{BOLD}created{BOLD:#} a token for project {project_name}; it is shown once, keep it (only its hash is stored):"
     );
-    anstream::println!("{token}");
+    println!("{token}");
     Ok(())
 }

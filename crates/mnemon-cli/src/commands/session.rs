@@ -7,7 +7,7 @@ use mnemon_core::memory::Session;
 use crate::cli::{Global, SessionCommand};
 use crate::commands::checkpoint::{after, warnings};
 use crate::commands::log::short;
-use crate::output::{BOLD, DIM, json, thousands};
+use crate::output::{BOLD, DIM, json, stored, thousands};
 use crate::project::Project;
 
 pub fn run(g: &Global, c: &SessionCommand) -> Result<()> {
@@ -33,12 +33,12 @@ pub fn run(g: &Global, c: &SessionCommand) -> Result<()> {
                             "value": report, "events": out.events, "status": out.status,
                         }));
                     }
-                    anstream::println!(
+                    println!(
                         "{BOLD}ended and archived{BOLD:#} session {}",
                         short(&report.session_id)
                     );
                     let s = project.open(None)?.session(Some(&report.session_id))?;
-                    anstream::print!("{}", s.summary.unwrap_or_default());
+                    print!("{}", s.summary.unwrap_or_default());
                     Ok(())
                 }
             }
@@ -63,14 +63,14 @@ pub fn run(g: &Global, c: &SessionCommand) -> Result<()> {
                 return json(&sessions);
             }
             if sessions.is_empty() {
-                anstream::println!("no sessions yet");
+                println!("no sessions yet");
             }
             let now = m.sessions(1)?.first().map(|s| s.last_activity);
             for s in &sessions {
                 let age = now
                     .map(|n| age(n.0 - s.last_activity.0))
                     .unwrap_or_default();
-                anstream::println!(
+                println!(
                     "{BOLD}{}{BOLD:#}  {:<32} {:<8} {:>4} messages {:>5} operations  {DIM}{} tokens · {} · last active {age}{DIM:#}",
                     short(&s.id),
                     s.title
@@ -97,7 +97,7 @@ pub fn run(g: &Global, c: &SessionCommand) -> Result<()> {
                     "summary": r.summary,
                 }));
             }
-            anstream::println!(
+            println!(
                 "{BOLD}restored{BOLD:#} session {} {}",
                 short(&r.session.id),
                 r.session.title.as_deref().unwrap_or("(untitled)")
@@ -106,14 +106,18 @@ pub fn run(g: &Global, c: &SessionCommand) -> Result<()> {
                 .hot_context
                 .of_kind(mnemon_core::memory::HotKind::Goal)
                 .count();
-            anstream::println!("active goals: {goals}");
+            println!("active goals: {goals}");
             if let Some(last) = r.recent_messages.last() {
-                anstream::println!("last activity: {} said \"{}\"", last.role, last.content);
+                println!(
+                    "last activity: {} said \"{}\"",
+                    last.role,
+                    stored(&last.content)
+                );
             }
             if let Some(summary) = &r.summary {
-                anstream::println!("summary: {summary}");
+                println!("summary: {}", stored(summary));
             }
-            anstream::print!("\n{}", r.hot_context.to_markdown());
+            print!("\n{}", stored(&r.hot_context.to_markdown()));
             Ok(())
         }
     }
@@ -123,7 +127,7 @@ fn show_one(g: &Global, verb: &str, s: &Session) -> Result<()> {
     if g.json {
         return json(s);
     }
-    anstream::println!(
+    println!(
         "{BOLD}{verb}{BOLD:#} {} {} [{}]  {DIM}{} messages, {} operations, {} tokens, started {}{DIM:#}",
         short(&s.id),
         s.title

@@ -160,7 +160,7 @@ pub fn run(g: &Global, args: &StatusArgs) -> Result<()> {
         };
         out.push_str(&format!("  {name:<38} {value:>9}{DIM}{note}{DIM:#}\n"));
     }
-    anstream::print!("{out}");
+    print!("{out}");
     for w in &setup.warnings {
         anstream::eprintln!("{WARN}warning:{WARN:#} {w}");
     }

@@ -25,7 +25,30 @@ pub fn count(g: &Global, args: &CountArgs) -> Result<()> {
         (None, None) => project.counter(&setup.tokenizer)?,
     };
 
-    let (bytes, source) = read_input(args)?;
+    // With a limit, reading stops once the input is certainly over it: no
+    // token is longer than MAX_TOKEN_BYTES, so more bytes than limit × that
+    // are more tokens than the limit, and an endless stream ends there.
+    let cap = match (args.limit, args.chat) {
+        (Some(limit), false) => (limit as u64).saturating_mul(MAX_TOKEN_BYTES),
+        _ => MAX_INPUT_BYTES,
+    };
+    let (mut bytes, source) = read_input(args, cap)?;
+    let over = bytes.len() as u64 > cap;
+    if over && (args.limit.is_none() || args.chat) {
+        bail!(
+            "{source} is larger than {} bytes, more than mnemon counts in one go: split it, or give --limit N to check that it fits",
+            thousands(MAX_INPUT_BYTES)
+        );
+    }
+    if over {
+        // Cut at a character boundary; the rest is not needed.
+        bytes.truncate(cap as usize);
+        while !bytes.is_empty()
+            && std::str::from_utf8(&bytes).is_err_and(|e| e.error_len().is_none())
+        {
+            bytes.pop();
+        }
+    }
     let text = String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         anyhow::anyhow!("{source} is not UTF-8 text (the first invalid byte is at offset {at}); convert it first, for example with `iconv -t UTF-8`")
@@ -40,7 +63,12 @@ pub fn count(g: &Global, args: &CountArgs) -> Result<()> {
             Some(messages.len()),
         )
     } else if let Some(limit) = args.limit {
-        (counter.count_up_to(&text, limit), None)
+        let counted = if over {
+            None
+        } else {
+            counter.count_up_to(&text, limit)
+        };
+        (counted, None)
     } else {
         (Some(counter.count(&text)), None)
     };
@@ -70,13 +98,13 @@ pub fn count(g: &Global, args: &CountArgs) -> Result<()> {
         thousands(text.len() as u64)
     );
     match (tokens, args.limit) {
-        (Some(n), Some(limit)) => anstream::println!(
+        (Some(n), Some(limit)) => println!(
             "{BOLD}{}{BOLD:#} tokens: fits in {}  {DIM}({detail}){DIM:#}",
             thousands(n as u64),
             thousands(limit as u64)
         ),
         (None, Some(limit)) => {
-            anstream::println!(
+            println!(
                 "more than {} tokens: does not fit  {DIM}({detail}){DIM:#}",
                 thousands(limit as u64)
             )
@@ -85,7 +113,7 @@ pub fn count(g: &Global, args: &CountArgs) -> Result<()> {
             let chat = messages
                 .map(|m| format!(", {m} messages framed as {}", setup.chat_format_name))
                 .unwrap_or_default();
-            anstream::println!(
+            println!(
                 "{BOLD}{}{BOLD:#} tokens  {DIM}({detail}{chat}){DIM:#}",
                 thousands(n as u64)
             )
@@ -95,7 +123,14 @@ pub fn count(g: &Global, args: &CountArgs) -> Result<()> {
     Ok(())
 }
 
-fn read_input(args: &CountArgs) -> Result<(Vec<u8>, String)> {
+/// Longer than any token of the supported tokenizers (OpenAI's longest
+/// are a few hundred bytes of whitespace or punctuation).
+const MAX_TOKEN_BYTES: u64 = 1_024;
+/// The most a count without a limit reads.
+const MAX_INPUT_BYTES: u64 = 512 * 1024 * 1024;
+
+/// The input, read up to `cap + 1` bytes (one more tells that it is over).
+fn read_input(args: &CountArgs, cap: u64) -> Result<(Vec<u8>, String)> {
     match args.file.as_deref() {
         Some(p) if p.as_os_str() != "-" => {
             if p.is_dir() {
@@ -104,12 +139,17 @@ fn read_input(args: &CountArgs) -> Result<(Vec<u8>, String)> {
                     p.display()
                 );
             }
-            let bytes = std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))?;
+            let mut bytes = Vec::new();
+            std::fs::File::open(p)
+                .and_then(|f| f.take(cap.saturating_add(1)).read_to_end(&mut bytes))
+                .with_context(|| format!("cannot read {}", p.display()))?;
             Ok((bytes, p.display().to_string()))
         }
         _ => {
             let mut bytes = Vec::new();
             std::io::stdin()
+                .lock()
+                .take(cap.saturating_add(1))
                 .read_to_end(&mut bytes)
                 .context("cannot read standard input")?;
             Ok((bytes, "standard input".to_string()))

@@ -134,8 +134,16 @@ impl NewDecision {
         {
             return Err(DecisionError::Reasoning(format!("the field `{k}`")));
         }
-        serde_json::from_value(value.clone())
-            .map_err(|e| DecisionError::Json(format!("not a decision record: {e}")))
+        // The field's path makes a mistake findable in a long record.
+        serde_path_to_error::deserialize(value.clone()).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            if path == "." {
+                DecisionError::Json(format!("not a decision record: {inner}"))
+            } else {
+                DecisionError::Json(format!("not a decision record: `{path}`: {inner}"))
+            }
+        })
     }
 
     /// Every field is present and free of `<think>` blocks.

@@ -1,0 +1,94 @@
+//! A project remembers that it has a history. The database's project id is
+//! kept beside it in `.mnemon/project-id` on first open; from then on a
+//! missing or empty `mnemon.db` (deleted, truncated by a full disk, lost in
+//! a copy) or one of another project is refused with what happened and how
+//! to recover, instead of silently starting an empty memory.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::settings::display_path;
+use crate::views::write_atomically;
+
+/// The file that holds the project's id.
+pub const MARKER: &str = "project-id";
+
+/// The id this project's database must carry, if it ever had one; refuses
+/// before anything creates a new database in place of a lost one.
+pub(crate) fn expected(dir: &Path, db: &Path) -> Result<Option<String>> {
+    let marker = dir.join(MARKER);
+    let id = match std::fs::read_to_string(&marker) {
+        Ok(s) => s.trim().to_string(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(Error::io(
+                format!("cannot read {}", display_path(&marker)),
+                e,
+            ));
+        }
+    };
+    // In WAL mode a new database's pages can all sit in `-wal` until the
+    // first checkpoint, with the main file still empty: that is not lost.
+    let len = |p: &Path| match std::fs::metadata(p) {
+        Ok(m) => Ok(m.len()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
+        Err(e) => Err(Error::io(format!("cannot read {}", display_path(p)), e)),
+    };
+    let empty = len(db)? == 0 && len(&db.with_extension("db-wal"))? == 0;
+    if empty {
+        return Err(Error::Lost(format!(
+            "{} is missing or empty, but this project had a history (project {id}); nothing was created in its place. Put the database back (from a backup or a copy), or run `mnemon init --force` to start this project over with an empty memory",
+            display_path(db)
+        )));
+    }
+    Ok(Some(id))
+}
+
+/// After the database opened: a database of another project is refused;
+/// a first open records the id.
+pub(crate) fn settle(dir: &Path, db: &Path, expected: Option<&str>, actual: &str) -> Result<()> {
+    match expected {
+        Some(id) if id == actual => Ok(()),
+        Some(id) => Err(Error::Lost(format!(
+            "{} belongs to another project ({actual}), not to this one ({id}); put this project's database back, or run `mnemon init --force` to start over",
+            display_path(db)
+        ))),
+        None => write_atomically(&dir.join(MARKER), format!("{actual}\n").as_bytes()),
+    }
+}
+
+/// `mnemon init --force` on an existing project: the database (if it has
+/// anything) is set aside as `mnemon.db.replaced-<unix time>`, never
+/// deleted, and the project forgets its id. Returns where it went.
+pub fn start_over(dir: &Path, db: &Path, now_unix: u64) -> Result<Option<PathBuf>> {
+    let mut kept = None;
+    if std::fs::metadata(db).is_ok_and(|m| m.len() > 0) {
+        let aside = db.with_extension(format!("db.replaced-{now_unix}"));
+        std::fs::rename(db, &aside)
+            .map_err(|e| Error::io(format!("cannot move {} aside", display_path(db)), e))?;
+        for ext in ["db-wal", "db-shm"] {
+            let side = db.with_extension(ext);
+            if side.exists() {
+                let to = aside.with_extension(format!("{ext}.replaced-{now_unix}"));
+                std::fs::rename(&side, &to).map_err(|e| {
+                    Error::io(format!("cannot move {} aside", display_path(&side)), e)
+                })?;
+            }
+        }
+        kept = Some(aside);
+    } else {
+        for ext in ["db", "db-wal", "db-shm"] {
+            let f = db.with_extension(ext);
+            if f.exists() {
+                std::fs::remove_file(&f)
+                    .map_err(|e| Error::io(format!("cannot remove {}", display_path(&f)), e))?;
+            }
+        }
+    }
+    let marker = dir.join(MARKER);
+    if marker.exists() {
+        std::fs::remove_file(&marker)
+            .map_err(|e| Error::io(format!("cannot remove {}", display_path(&marker)), e))?;
+    }
+    Ok(kept)
+}
