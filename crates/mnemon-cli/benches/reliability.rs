@@ -15,6 +15,12 @@
 //!   acknowledged before it is still there. Needs `mount` (root); skipped
 //!   with a note otherwise.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "benchmarks: a panic with its message is the failure report"
+)]
+
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -4,6 +4,12 @@
 //! short (an input is excerpted, never echoed whole), and, after every
 //! case, that a canary written before is intact.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 mod common;
 
 use std::ffi::OsString;

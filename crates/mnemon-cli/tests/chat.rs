@@ -1,6 +1,12 @@
 //! `mnemon chat` as separate processes: design v1's acceptance tests 1-4,
 //! run end to end through scripts with `--json` events.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 mod common;
 
 use std::io::Write;

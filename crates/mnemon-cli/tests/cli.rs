@@ -1,6 +1,12 @@
 //! The `mnemon` binary end to end: what a person or a script sees.
 //! Output is snapshotted (insta), so a change to it is a reviewed change.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 use std::io::Write;
 
 use mnemon_core::tokens::{Encoding, OpenAiBpe, TokenCounter};

@@ -2,6 +2,12 @@
 //! every write stored once, every command exits 0, and none warns. Exit
 //! codes by class of error.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 mod common;
 
 use std::process::{Command, Stdio};

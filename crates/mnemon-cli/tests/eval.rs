@@ -1,6 +1,12 @@
 //! `mnemon eval` on the committed synthetic fixture
 //! (`mnemon eval synth --seed 3 --conversations 2 --sessions 6 --turns 60`).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 use std::process::Command;
 
 fn mnemon(args: &[&str]) -> serde_json::Value {

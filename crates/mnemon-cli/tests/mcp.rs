@@ -5,6 +5,12 @@
 //! `~/.cache/mnemon/mcp-venv` from PyPI; `MNEMON_TEST_PYTHON` names another
 //! interpreter that has it.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 mod common;
 
 use std::path::{Path, PathBuf};

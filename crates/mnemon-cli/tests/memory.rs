@@ -1,5 +1,11 @@
 //! The memory commands end to end, on a real `.mnemon/mnemon.db`.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 mod common;
 
 use common::{json, mnemon, ok, project};

@@ -1,6 +1,12 @@
 //! `mnemon optimize` end to end: the dry run reports and changes nothing;
 //! the real run writes the files holding what left the context.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 mod common;
 
 use common::{json, ok, project};

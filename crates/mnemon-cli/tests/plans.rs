@@ -1,6 +1,12 @@
 //! Context plans from config: a plan of one's own by name, phase plans
 //! from `[phase_budgets]`, and a clear error for a name that is neither.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 mod common;
 
 use common::{json, mnemon, ok, project};

@@ -5,6 +5,12 @@
 //! `MNEMON_REQUIRE_TMUX=1`, so there a missing tmux fails the test; on a
 //! machine without tmux the test says so and passes without running.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -2,6 +2,12 @@
 //! before a token exists, the token on the last line, a request answered,
 //! and a clean stop on SIGTERM.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 mod common;
 
 use std::io::{Read, Write};

@@ -5,6 +5,12 @@
 //! [`run_all`] (and its process-level durability tests, which are specific
 //! to how that backend runs).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test suite: a panic with a message is how it reports a deviation"
+)]
+
 mod full;
 
 pub use full::{Backend, run_full};

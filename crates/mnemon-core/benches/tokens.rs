@@ -4,6 +4,12 @@
 //!
 //! Run: `cargo bench -p mnemon-core --bench tokens`
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "benchmarks: a panic with its message is the failure report"
+)]
+
 use std::hint::black_box;
 use std::time::Duration;
 

@@ -1,6 +1,12 @@
 //! The allocator never exceeds its budget, keeps required sections whole
 //! and includes no item twice: properties over random offers and plans.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use mnemon_core::assemble::{

@@ -2,6 +2,12 @@
 //! the rule-based parser must make of each. Any parser plugged into the
 //! chat (an LLM one later) should pass the same table.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 use mnemon_core::chat::{
     Command, CommandParser, Field, Parsed, Question, RuleParser, StatusFilter, Target, Which,
 };

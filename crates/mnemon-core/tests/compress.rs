@@ -1,5 +1,11 @@
 //! The compressor's guarantees, as properties over random inputs.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 use mnemon_core::compress::{
     CompressError, Extractive, SourceItem, Summarizer, compress_within, hierarchical, parse,
     sentences::split, verbatim_tokens,

@@ -1,6 +1,12 @@
 //! Loading configuration: defaults, file, environment, and the errors a
 //! user sees for bad values (snapshots: these messages are the interface).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 use mnemon_core::config::{Config, ConfigFile, DEFAULT_TOML, Origin, load};
 use mnemon_core::window::Action;
 

@@ -1,6 +1,12 @@
 //! The HuggingFace loader, on small tokenizer.json files made for these
 //! tests (no model hub is reachable here; a real Qwen or Llama file loads
 //! through the same code).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
 #![cfg(feature = "hf-tokenizer")]
 
 use mnemon_core::tokens::{HfTokenizer, TokenCounter};

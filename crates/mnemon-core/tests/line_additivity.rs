@@ -3,6 +3,12 @@
 //! Context assembly relies on it to count a rendered context exactly from
 //! remembered line counts.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 use mnemon_core::tokens::{Encoding, OpenAiBpe, TokenCounter};
 use proptest::prelude::*;
 

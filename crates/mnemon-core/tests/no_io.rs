@@ -2,6 +2,12 @@
 //! runtimes live in other crates, and the filesystem, environment and clock
 //! come in as values.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 use std::path::Path;
 use std::process::Command;
 

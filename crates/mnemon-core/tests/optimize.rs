@@ -3,6 +3,12 @@
 //! ones never, counts exact, savings as reported, and nothing that leaves
 //! the context lost.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 use mnemon_core::compress::Extractive;
 use mnemon_core::memory::{Operation, Phase, Timestamp};
 use mnemon_core::optimize::{

@@ -1,6 +1,12 @@
 //! mnemon's OpenAI counters must agree with tiktoken token for token.
 //! tiktoken-rs is the reference here and nowhere else (a dev-dependency).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 mod support;
 
 use mnemon_core::tokens::{Encoding, OpenAiBpe, TokenCounter};

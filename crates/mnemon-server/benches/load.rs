@@ -14,6 +14,12 @@
 //! record for mnemon and for the bare handler; then p50/p95/p99 of an 8K
 //! context with a query over what was stored; and the server's peak RSS.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "benchmarks: a panic with its message is the failure report"
+)]
+
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 

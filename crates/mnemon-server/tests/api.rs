@@ -1,6 +1,12 @@
 //! The real server on 127.0.0.1:0, spoken to over HTTP by a real client
 //! (reqwest): tokens, the stable routes, JSON errors, concurrent clients.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 

@@ -2,6 +2,12 @@
 //! every kind of route: each is answered 4xx with a JSON error whose code
 //! is stable and whose message names what to fix, never a 5xx.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 

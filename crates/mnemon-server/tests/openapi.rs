@@ -1,6 +1,12 @@
 //! `/openapi.json` is a valid OpenAPI 3.1 document, and every route it
 //! documents is served (the document and the router cannot drift apart).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 

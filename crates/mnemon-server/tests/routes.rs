@@ -2,6 +2,12 @@
 //! are rendered after the write is answered; over real HTTP (reqwest)
 //! against the real server on 127.0.0.1:0.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;

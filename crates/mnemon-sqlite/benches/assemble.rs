@@ -5,6 +5,12 @@
 //!
 //! Run: `cargo bench -p mnemon-sqlite --bench assemble [-- 10000 100000 1000000]`.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "benchmarks: a panic with its message is the failure report"
+)]
+
 use std::time::Instant;
 
 use mnemon_conformance::{SteppingClock, T0, engine};

@@ -5,6 +5,12 @@
 //!
 //! Run: `cargo bench -p mnemon-sqlite --bench record [-- N]` (N defaults to 100000).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "benchmarks: a panic with its message is the failure report"
+)]
+
 use std::time::Instant;
 
 #[path = "support.rs"]

@@ -1,5 +1,11 @@
 //! Timing helpers shared by the bench binaries.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "benchmarks: a panic with its message is the failure report"
+)]
+
 use std::time::Duration;
 
 pub fn percentile(sorted: &[Duration], p: f64) -> Duration {

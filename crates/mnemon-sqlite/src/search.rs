@@ -103,6 +103,10 @@ const SOURCES: [Source; 6] = [
 ];
 
 impl Source {
+    #[allow(
+        clippy::expect_used,
+        reason = "invariants of this function, not outside input: every source has an index"
+    )]
     fn of(kind: HitSource) -> &'static Source {
         SOURCES
             .iter()

@@ -2,6 +2,12 @@
 //! ask instead of guessing, references that survive a refresh and a
 //! restart, questions about memory, and lines that change nothing.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 use mnemon_conformance::{SteppingClock, T0, engine};
 use mnemon_core::chat::{Chat, ReplyKind};
 use mnemon_core::engine::Engine;

@@ -1,5 +1,11 @@
 //! The storage conformance suite, on SQLite files.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 use mnemon_sqlite::SqliteStore;
 
 #[test]

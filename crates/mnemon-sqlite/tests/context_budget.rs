@@ -5,6 +5,12 @@
 //! required sections come whole, no item appears twice, and a refusal names a
 //! budget that then works.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 use std::collections::BTreeSet;
 
 use mnemon_conformance::{SteppingClock, T0, engine};

@@ -4,6 +4,12 @@
 //! Child writers are this test binary run again with `--ignored --exact
 //! child_writer`; the environment tells them what to do.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};

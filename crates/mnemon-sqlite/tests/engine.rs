@@ -1,6 +1,12 @@
 //! The engine against the real SQLite store: design v1's acceptance tests
 //! 1, 2 and 4, every profile under 5,000 operations, checkpoints and resume.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 

@@ -2,6 +2,12 @@
 //! saves tokens on a realistic epoch, usage drops by exactly what it
 //! reports, a dry run changes nothing, and the result survives a restart.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 

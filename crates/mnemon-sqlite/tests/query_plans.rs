@@ -1,6 +1,12 @@
 //! Reads that run on every turn must not sort the whole log: SQLite's own
 //! query plans, checked on a real file.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 use mnemon_sqlite::SqliteStore;
 
 fn plan(conn: &rusqlite::Connection, sql: &str, args: usize) -> String {

@@ -2,6 +2,12 @@
 //! records read back without the engine's own, and mnemon's BM25 agreeing
 //! with SQLite's where both can run.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 use mnemon_conformance::{SteppingClock, T0, engine};
 use mnemon_core::assemble::postings::{POSTINGS, Word, last_rows, read_word, score_log};
 use mnemon_core::assemble::retrieve::{HitSource, SearchStore};

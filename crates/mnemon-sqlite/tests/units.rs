@@ -2,6 +2,12 @@
 //! a failed or panicking unit leaves nothing behind, and other threads never
 //! read half of one.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 

@@ -2,6 +2,12 @@
 //! engine, agents that share memory but not windows, views that never turn
 //! a committed write into a failure, and many handles on one project.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 use std::path::Path;
 
 use mnemon::{

@@ -1,5 +1,11 @@
 //! The README shows the quickstart example's code, exactly.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 #[test]
 fn the_readme_shows_the_quickstart_example() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");

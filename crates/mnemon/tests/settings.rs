@@ -2,6 +2,12 @@
 //! are the ones that were parsed and then ignored: each test changes the
 //! setting and sees the difference.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 

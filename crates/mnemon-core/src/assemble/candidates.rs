@@ -53,6 +53,10 @@ pub fn messages(newest_first: &[Message]) -> Vec<Candidate> {
 }
 
 /// A document split at its `## ` headings; the top blocks are preferred.
+#[allow(
+    clippy::expect_used,
+    reason = "invariants of this function, not outside input: pushed above"
+)]
 pub fn document(name: &str, text: &str) -> Vec<Candidate> {
     let mut blocks: Vec<String> = Vec::new();
     for line in text.lines() {

@@ -98,6 +98,10 @@ pub fn read_word<S: SearchStore + ?Sized>(
 /// [`last_rows`] gave when the words were read. Past [`READ_ALL`] matches,
 /// records stop being read once they hold a quarter more text than
 /// `budget` could show.
+#[allow(
+    clippy::expect_used,
+    reason = "invariants of this function, not outside input: scored from postings only for a log index"
+)]
 pub fn score_log<S: SearchStore + ?Sized>(
     store: &S,
     source: HitSource,

@@ -25,6 +25,10 @@ pub(super) fn choices(es: &[Entity]) -> String {
     join(es.iter().map(Entity::label).collect(), "or")
 }
 
+#[allow(
+    clippy::expect_used,
+    reason = "invariants of this function, not outside input: one; two"
+)]
 fn join(mut v: Vec<String>, last: &str) -> String {
     match v.len() {
         0 => "nothing".into(),

@@ -220,6 +220,10 @@ fn load<S: Store>(store: &S, numbers: &[u64], fits: &dyn Fn(&Entity) -> bool) ->
 
 /// `the epic`, `the first story`, `the last task`: the newest group that
 /// holds entities of the kind decides; with none, the whole project does.
+#[allow(
+    clippy::expect_used,
+    reason = "invariants of this function, not outside input: non-empty"
+)]
 fn named<S: Store>(
     store: &S,
     kind: EntityKind,

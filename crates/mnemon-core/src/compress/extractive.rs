@@ -58,6 +58,10 @@ impl Summarizer for Extractive {
         "extractive"
     }
 
+    #[allow(
+        clippy::expect_used,
+        reason = "invariants of this function, not outside input: checked non-empty"
+    )]
     fn summarize(
         &self,
         items: &[SourceItem],

@@ -111,6 +111,10 @@ const ENV_PREFIX: &str = "MNEMON_";
 
 /// Loads a configuration: defaults, then `file`, then every `MNEMON_A__B`
 /// variable of `env`. Returns every problem at once.
+#[allow(
+    clippy::expect_used,
+    reason = "invariants of this function, not outside input: the default config serializes"
+)]
 pub fn load(
     file: Option<ConfigFile<'_>>,
     env: &[(String, String)],
@@ -351,6 +355,10 @@ fn parse_env_value(raw: &str) -> toml::Value {
     }
 }
 
+#[allow(
+    clippy::expect_used,
+    reason = "invariants of this function, not outside input: env paths have two parts or more"
+)]
 fn insert_path(table: &mut toml::Table, path: &[String], value: toml::Value) -> Result<(), String> {
     let (last, parents) = path.split_last().expect("env paths have two parts or more");
     let mut cur = table;

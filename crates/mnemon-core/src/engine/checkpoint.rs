@@ -127,6 +127,10 @@ pub enum CheckpointError {
 }
 
 impl Checkpoint {
+    #[allow(
+        clippy::expect_used,
+        reason = "invariants of this function, not outside input: a checkpoint serializes"
+    )]
     fn digest_of(&self) -> String {
         let mut blank = self.clone();
         blank.context_snapshot.working_memory_snapshot.digest = String::new();
@@ -142,6 +146,10 @@ impl Checkpoint {
     }
 
     /// The file's content: pretty JSON under a top-level `checkpoint` key.
+    #[allow(
+        clippy::expect_used,
+        reason = "invariants of this function, not outside input: a checkpoint serializes"
+    )]
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(&CheckpointFile {
             checkpoint: self.clone(),

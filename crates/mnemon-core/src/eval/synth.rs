@@ -154,6 +154,10 @@ pub fn generate(seed: u64, conversations: usize, sessions: usize, turns: usize) 
     }
 }
 
+#[allow(
+    clippy::expect_used,
+    reason = "invariants of this function, not outside input: second"
+)]
 fn conversation(rng: &mut Rng, c: usize, n_sessions: usize, n_turns: usize) -> Conversation {
     let (a, b) = SPEAKERS[c % SPEAKERS.len()];
     let mut people: Vec<&str> = PEOPLE.to_vec();

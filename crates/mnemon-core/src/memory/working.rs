@@ -35,6 +35,10 @@ impl WorkingMemory {
 
     /// Adds the newest operation and returns the ones evicted, oldest first.
     /// The newest operation always stays, even when alone it is over budget.
+    #[allow(
+        clippy::expect_used,
+        reason = "invariants of this function, not outside input: non-empty"
+    )]
     pub fn push(&mut self, op: Operation) -> Vec<Operation> {
         self.tokens += op.tokens;
         self.ops.push_back(op);

@@ -63,6 +63,10 @@ fn walk(
 
 /// `old` with `delta` applied: the inverse of [`diff`], so a delta is
 /// never a lossy view of the state.
+#[allow(
+    clippy::expect_used,
+    reason = "invariants of this function, not outside input: made an object above"
+)]
 pub fn apply(old: &Value, delta: &Value) -> Value {
     let mut out = old.clone();
     if let Some(set) = delta.get("set").and_then(Value::as_object) {

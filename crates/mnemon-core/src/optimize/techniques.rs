@@ -68,6 +68,10 @@ impl Ctx<'_> {
     /// Runs of one phase that a later phase followed (or that are not the
     /// current phase) are collapsed to one summary of at most the
     /// profile's phase cap, the full run archived.
+    #[allow(
+        clippy::expect_used,
+        reason = "invariants of this function, not outside input: filtered above"
+    )]
     pub fn phase_summaries(&mut self) -> Result<(), CompressError> {
         let mut runs: Vec<(crate::memory::Phase, Vec<&Operation>)> = Vec::new();
         for op in self.input.ops.iter().filter(|o| o.phase.is_some()) {
@@ -143,6 +147,10 @@ impl Ctx<'_> {
 
     /// File reads above the registry threshold become `path → summary,
     /// mtime, size`; the registry file maps every path to its newest entry.
+    #[allow(
+        clippy::expect_used,
+        reason = "invariants of this function, not outside input: filtered above"
+    )]
     pub fn artifact_registry(&mut self) -> Result<(), CompressError> {
         let Some(threshold) = self.input.thresholds.artifact_registry else {
             return Ok(());
