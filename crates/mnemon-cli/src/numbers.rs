@@ -32,7 +32,7 @@ fn within(s: &str, range: RangeInclusive<u64>) -> Result<u64, String> {
 /// The largest token budget or window anyone has: far above every model's.
 pub const MAX_TOKENS: u64 = 100_000_000;
 /// The most items one listing shows.
-pub const MAX_LIST: u64 = 100_000;
+pub const MAX_LIST: u64 = 1_000_000_000;
 /// The most synthetic turns, sessions or conversations `eval synth` makes.
 pub const MAX_SYNTH: u64 = 100_000;
 
