@@ -54,7 +54,8 @@ fn an_item_larger_than_the_window_is_refused_and_nothing_is_stored() {
     let huge = "word ".repeat(6_000);
     let err = m.add_hot(HotKind::Note, &huge, None, None).unwrap_err();
     assert_eq!(err.class(), ErrorClass::Input);
-    assert!(err.to_string().contains("room"), "{err}");
+    // 4,096 / 32 = 128, raised to the floor of 256 tokens.
+    assert!(err.to_string().contains("at most 256"), "{err}");
     assert_eq!(m.hot().unwrap().items.len(), 0);
     let err = m
         .decide(&NewDecision {
@@ -67,8 +68,49 @@ fn an_item_larger_than_the_window_is_refused_and_nothing_is_stored() {
             status: mnemon::DecisionStatus::Accepted,
         })
         .unwrap_err();
-    assert!(err.to_string().contains("room"), "{err}");
+    assert!(err.to_string().contains("at most"), "{err}");
     assert!(m.decisions(None).unwrap().is_empty());
+}
+
+/// Always-included items are bounded one by one and in all, so a context
+/// can always be assembled: filling the hot context until it refuses still
+/// leaves a context that fits within the window.
+#[test]
+fn a_full_hot_context_still_leaves_a_context_that_can_be_assembled() {
+    let m = small();
+    let fact = |i: usize| {
+        format!(
+            "fact {i}: {}",
+            "the staging cluster rotates its keys ".repeat(6)
+        )
+    };
+    let mut stored = 0;
+    let refusal = loop {
+        match m.add_hot(HotKind::Note, &fact(stored), None, None) {
+            Ok(_) => stored += 1,
+            Err(e) => break e,
+        }
+        assert!(stored < 1_000, "the hot context is bounded");
+    };
+    assert_eq!(refusal.class(), ErrorClass::Input);
+    assert!(
+        refusal.to_string().contains("hot context holds"),
+        "{refusal}"
+    );
+    assert!(stored > 5, "{stored} facts fit");
+    let window = m.status().unwrap().window.effective_max;
+    let out = m
+        .context(&ContextQuery {
+            budget: Some(window / 2),
+            ..ContextQuery::default()
+        })
+        .unwrap();
+    assert!(out.tokens <= window / 2);
+    assert_eq!(
+        m.hot().unwrap().items.len(),
+        stored,
+        "the refused item was not stored"
+    );
 }
 
 #[test]

@@ -66,6 +66,15 @@ pub enum EngineError {
         room: u64,
         effective_max: u64,
     },
+    #[error(
+        "this {what} is {tokens} tokens, but an item that every context includes may take at most {limit} (1/32 of the {effective_max}-token window, within 256 to 4,096). Keep the long text where it is searchable without being sent every turn (`mnemon record --type note --data ...`, or a file), and keep a short reference to it here"
+    )]
+    ItemTooLarge {
+        what: &'static str,
+        tokens: u64,
+        limit: u64,
+        effective_max: u64,
+    },
     #[error("{0}")]
     Invalid(String),
     /// Another writer (usually another process) moved the engine state

@@ -34,6 +34,83 @@ impl<S: EngineStore> Engine<S> {
         LOG_LINE_OVERHEAD + texts.iter().map(|t| counter.count(t) as u64).sum::<u64>()
     }
 
+    /// The most tokens one item that every context includes (a goal, a
+    /// constraint, a remembered fact, a decision's entry) may take: 1/32 of
+    /// the effective window, between 256 and 4,096. Larger items would
+    /// leave too little of a small budget for anything else, and a few of
+    /// them would make every context fail to assemble.
+    pub fn item_limit(&self) -> u64 {
+        (self.cfg.window.effective_max() / 32).clamp(256, 4_096)
+    }
+
+    /// Refuses, before anything is stored, an always-included item over
+    /// `limit` tokens.
+    fn check_item(
+        &self,
+        what: &'static str,
+        texts: &[&str],
+        limit: u64,
+    ) -> Result<(), EngineError> {
+        let counter = self.memory.counter();
+        let tokens: u64 = texts.iter().map(|t| counter.count(t) as u64).sum();
+        if tokens > limit {
+            return Err(EngineError::ItemTooLarge {
+                what,
+                tokens,
+                limit,
+                effective_max: self.cfg.window.effective_max(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The most tokens the live hot context may hold in all: a quarter of
+    /// the effective window, so that a context with every always-included
+    /// item can be assembled within the window with room to spare.
+    pub fn hot_limit(&self) -> u64 {
+        self.cfg.window.effective_max() / 4
+    }
+
+    /// Refuses an addition that would take the hot context past
+    /// [`Engine::hot_limit`].
+    fn check_hot_total(&self, texts: &[&str]) -> Result<(), EngineError> {
+        let counter = self.memory.counter();
+        let held: u64 = self
+            .memory
+            .hot()?
+            .items
+            .iter()
+            .map(|i| {
+                counter.count(&i.text) as u64
+                    + i.detail.as_deref().map_or(0, |d| counter.count(d) as u64)
+            })
+            .sum();
+        let adding: u64 = texts.iter().map(|t| counter.count(t) as u64).sum();
+        let limit = self.hot_limit();
+        if held + adding > limit {
+            return Err(EngineError::Invalid(format!(
+                "the hot context holds {held} tokens of the {limit} it may take (a quarter of the {}-token window) and this item needs {adding}: complete goals, remove items no longer needed (`mnemon goal complete`, `mnemon hot`), or keep this text as a record instead",
+                self.cfg.window.effective_max()
+            )));
+        }
+        Ok(())
+    }
+
+    /// A decision's hot entry (its decision and rationale) is always
+    /// included; the whole record rides in a pinned operation, so it may
+    /// take four items' worth.
+    fn check_decision(&self, d: &NewDecision) -> Result<(), EngineError> {
+        let rationale = d
+            .consequences
+            .positive
+            .first()
+            .map_or(d.context.as_str(), String::as_str);
+        self.check_item("decision", &[&d.decision, rationale], self.item_limit())?;
+        self.check_hot_total(&[&d.decision, rationale])?;
+        let whole = serde_json::to_string(d).unwrap_or_default();
+        self.check_item("decision record", &[&whole], 4 * self.item_limit())
+    }
+
     /// Adds a goal, constraint, note or decision to the hot context.
     pub fn add_hot(
         &self,
@@ -43,6 +120,12 @@ impl<S: EngineStore> Engine<S> {
         priority: Option<Priority>,
         parent: Option<&str>,
     ) -> Result<Outcome<HotItem>, EngineError> {
+        self.check_item(
+            kind.name(),
+            &[text, detail.unwrap_or_default()],
+            self.item_limit(),
+        )?;
+        self.check_hot_total(&[text, detail.unwrap_or_default()])?;
         let tokens = self.estimate(&[text, detail.unwrap_or_default()]);
         self.write(tokens, |m| m.add_hot(kind, text, detail, priority, parent))
     }
@@ -55,12 +138,16 @@ impl<S: EngineStore> Engine<S> {
         version: u64,
         change: HotItemChange,
     ) -> Result<Outcome<HotItem>, EngineError> {
+        if let Some(text) = change.text.as_deref() {
+            self.check_item("item", &[text], self.item_limit())?;
+        }
         let tokens = self.estimate(&[change.text.as_deref().unwrap_or_default()]);
         self.write(tokens, |m| m.update_hot(id, version, change))
     }
 
     /// Records a decision: its ADR, a pinned operation and a hot item.
     pub fn decide(&self, d: &NewDecision) -> Result<Outcome<DecisionRecord>, EngineError> {
+        self.check_decision(d)?;
         let tokens = self.decision_tokens(d);
         self.write(tokens, |m| m.decide(d))
     }
@@ -71,6 +158,7 @@ impl<S: EngineStore> Engine<S> {
         old: &str,
         d: &NewDecision,
     ) -> Result<Outcome<(DecisionRecord, DecisionRecord)>, EngineError> {
+        self.check_decision(d)?;
         let tokens = self.decision_tokens(d);
         self.write(tokens, |m| m.supersede(old, d))
     }
