@@ -44,7 +44,7 @@ pub fn run(g: &Global, a: &ChatArgs) -> Result<()> {
             continue;
         }
         if !g.json {
-            println!("{BOLD}>{BOLD:#} {trimmed}");
+            println!("{BOLD}>{BOLD:#} {}", stored(&echo(trimmed)));
         }
         let reply = chat.handle(trimmed)?;
         show(g, &reply, true);
@@ -57,6 +57,20 @@ pub fn run(g: &Global, a: &ChatArgs) -> Result<()> {
         show(g, &reply, true);
     }
     Ok(())
+}
+
+/// A script line as echoed: whole up to 300 characters, else its start and
+/// its size (a pasted megabyte is not printed back).
+fn echo(line: &str) -> std::borrow::Cow<'_, str> {
+    const SHOWN: usize = 300;
+    match line.char_indices().nth(SHOWN) {
+        None => std::borrow::Cow::Borrowed(line),
+        Some((cut, _)) => std::borrow::Cow::Owned(format!(
+            "{}… ({} bytes)",
+            &line[..cut],
+            thousands(line.len() as u64)
+        )),
+    }
 }
 
 fn repl(g: &Global, a: &ChatArgs, project: &Project, chat: &mut ChatSession) -> Result<()> {
