@@ -196,6 +196,8 @@ fn sizes(dir: &Path) -> Vec<Case> {
             1,
             "tokens",
         ),
+        // A line without end is refused, not buffered.
+        with_stdin(case("sizes", &["chat"], 1, "longer than"), vec![b'y'; 5_000_000]),
         // An endless stream is read only until the limit is certainly passed.
         with_stdin(
             case("sizes", &["tokens", "count", "--limit", "100"], 0, ""),

@@ -25,7 +25,7 @@ pub fn run(g: &Global, a: &ChatArgs) -> Result<()> {
     if interactive {
         return repl(g, a, &project, &mut chat);
     }
-    let lines: Box<dyn Iterator<Item = std::io::Result<String>>> = match &a.script {
+    let mut input: Box<dyn std::io::BufRead> = match &a.script {
         Some(path) => {
             let f = std::fs::File::open(path).with_context(|| {
                 format!(
@@ -33,12 +33,13 @@ pub fn run(g: &Global, a: &ChatArgs) -> Result<()> {
                     path.display()
                 )
             })?;
-            Box::new(std::io::BufReader::new(f).lines())
+            Box::new(std::io::BufReader::new(f))
         }
-        None => Box::new(std::io::stdin().lock().lines()),
+        None => Box::new(std::io::stdin().lock()),
     };
+    let lines = std::iter::from_fn(move || bounded_line(&mut input).transpose());
     for line in lines {
-        let line = line.context("cannot read the next line of input")?;
+        let line = line?;
         let trimmed = line.trim();
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
@@ -57,6 +58,39 @@ pub fn run(g: &Global, a: &ChatArgs) -> Result<()> {
         show(g, &reply, true);
     }
     Ok(())
+}
+
+/// The longest line a script may have: far above any command, and bounded
+/// so that an endless line without a newline is refused, not buffered.
+const MAX_LINE: u64 = 4 * 1024 * 1024;
+
+/// The next line of a script or of piped input, without its newline;
+/// `None` at the end.
+fn bounded_line(input: &mut dyn std::io::BufRead) -> Result<Option<String>> {
+    use std::io::Read;
+    let mut buf = Vec::new();
+    let n = input
+        .take(MAX_LINE + 1)
+        .read_until(b'\n', &mut buf)
+        .context("cannot read the next line of input")?;
+    if n == 0 {
+        return Ok(None);
+    }
+    if buf.len() as u64 > MAX_LINE {
+        anyhow::bail!(
+            "a line of the input is longer than {} bytes; keep long text in a file and refer to it",
+            thousands(MAX_LINE)
+        );
+    }
+    if buf.last() == Some(&b'\n') {
+        buf.pop();
+        if buf.last() == Some(&b'\r') {
+            buf.pop();
+        }
+    }
+    String::from_utf8(buf)
+        .map(Some)
+        .map_err(|e| anyhow::anyhow!("a line of the input is not UTF-8 text (invalid byte at offset {}); convert it first, for example with `iconv -t UTF-8`", e.utf8_error().valid_up_to()))
 }
 
 /// A script line as echoed: whole up to 300 characters, else its start and
