@@ -197,7 +197,10 @@ fn sizes(dir: &Path) -> Vec<Case> {
             "tokens",
         ),
         // A line without end is refused, not buffered.
-        with_stdin(case("sizes", &["chat"], 1, "longer than"), vec![b'y'; 5_000_000]),
+        with_stdin(
+            case("sizes", &["chat"], 1, "longer than"),
+            vec![b'y'; 5_000_000],
+        ),
         // An endless stream is read only until the limit is certainly passed.
         with_stdin(
             case("sizes", &["tokens", "count", "--limit", "100"], 0, ""),
