@@ -571,3 +571,37 @@ fn stored_control_characters_keep_their_bytes_when_piped() {
     let json = common::json(d, &["hot", "--json"]);
     assert!(json.to_string().contains("\\u001b]0;owned"), "{json}");
 }
+
+/// A configuration with a runaway line (deep nesting, a huge value) is
+/// refused with the line excerpted, not echoed whole.
+#[test]
+fn a_runaway_config_line_is_refused_with_an_excerpt() {
+    for tail in [
+        format!("x = {}{}\n", "[".repeat(5_000), "]".repeat(5_000)),
+        format!(
+            "[context_window]\nmax_tokens = \"{}\"\n",
+            "9".repeat(200_000)
+        ),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        common::ok(d, &["init"]);
+        let config = d.join(".mnemon/config.toml");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str(&tail);
+        std::fs::write(&config, text).unwrap();
+        let o = common::mnemon(d, &["status"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("config.toml:"),
+            "names the file and line: {err}"
+        );
+        assert!(
+            err.len() < 2_000,
+            "an excerpt, not the line: {} bytes",
+            err.len()
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}

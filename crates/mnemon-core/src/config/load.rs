@@ -51,13 +51,32 @@ pub struct ConfigError {
     pub source_line: Option<String>,
 }
 
+/// A line or value as an error shows it: whole when short, else its start
+/// and its size, so a runaway line in a file is not echoed back whole.
+fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+    const SHOWN: usize = 160;
+    match text.char_indices().nth(SHOWN) {
+        None => std::borrow::Cow::Borrowed(text),
+        Some((cut, _)) => std::borrow::Cow::Owned(format!(
+            "{}… ({} bytes)",
+            &text[..cut],
+            crate::text::thousands(text.len() as u64)
+        )),
+    }
+}
+
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (&self.key, &self.value) {
             (Some(key), Some(value)) => {
-                writeln!(f, "{}: {key} = {value} is not allowed", self.origin)?;
+                writeln!(
+                    f,
+                    "{}: {key} = {} is not allowed",
+                    self.origin,
+                    shown(value)
+                )?;
                 if let Some(line) = &self.source_line {
-                    writeln!(f, "  | {line}")?;
+                    writeln!(f, "  | {}", shown(line))?;
                 }
                 write!(f, "  allowed: {}", self.allowed)
             }
@@ -65,7 +84,7 @@ impl fmt::Display for ConfigError {
                 let key = key.as_deref().map(|k| format!("{k}: ")).unwrap_or_default();
                 write!(f, "{}: {key}{}", self.origin, self.allowed)?;
                 if let Some(line) = &self.source_line {
-                    write!(f, "\n  | {line}")?;
+                    write!(f, "\n  | {}", shown(line))?;
                 }
                 Ok(())
             }
