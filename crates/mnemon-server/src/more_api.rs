@@ -411,10 +411,7 @@ pub(crate) async fn resume(
     let id = checkpoint_id(&id)?;
     blocking(move || {
         let m = m.with_agent(b.agent.as_deref());
-        let source = m.checkpoint_source(&id)?;
-        let cp = mnemon::Checkpoint::from_json(&source.json, &source.name)
-            .map_err(mnemon::Error::from)?;
-        let out = m.resume(&id)?;
+        let (out, cp) = m.resume_from(&id)?;
         let mut v = written(&out)?;
         v["resume_instructions"] = json!(cp.resume_instructions);
         Ok(Json(v))

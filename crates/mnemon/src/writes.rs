@@ -468,6 +468,15 @@ impl Mnemon {
     /// a checkpoint: its file when there is one (so a damaged or edited
     /// file is refused), else the database's copy.
     pub fn resume(&self, id_or_path: &str) -> Result<Written<mnemon_core::engine::Resumed>> {
+        Ok(self.resume_from(id_or_path)?.0)
+    }
+
+    /// [`Mnemon::resume`], with the checkpoint it resumed from (its resume
+    /// instructions: next task, blockers, warnings), read once.
+    pub fn resume_from(
+        &self,
+        id_or_path: &str,
+    ) -> Result<(Written<mnemon_core::engine::Resumed>, Checkpoint)> {
         let e = self.engine()?;
         let source = self.checkpoint_source(id_or_path)?;
         let cp = Checkpoint::from_json(&source.json, &source.name)?;
@@ -478,6 +487,6 @@ impl Mnemon {
             checkpoints: Vec::new(),
             value: r,
         };
-        Ok(self.settle(&e, out, Touched::rendered()))
+        Ok((self.settle(&e, out, Touched::rendered()), cp))
     }
 }

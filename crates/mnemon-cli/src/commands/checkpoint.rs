@@ -161,9 +161,7 @@ pub fn run(g: &Global, c: &CheckpointCommand) -> Result<()> {
         }
         CheckpointCommand::Resume { id, agent } => {
             let m = project.open(agent.agent.as_deref())?;
-            let source = m.checkpoint_source(id)?;
-            let cp = Checkpoint::from_json(&source.json, &source.name)?;
-            let out = m.resume(id)?;
+            let (out, cp) = m.resume_from(id)?;
             warnings(&out.warnings);
             let r = &out.value;
             if g.json {

@@ -348,10 +348,7 @@ impl McpServer {
                     .map(|c| c.id)
                     .ok_or("there is no checkpoint yet: call `checkpoint` first")?,
             };
-            let source = m.checkpoint_source(&id).map_err(said)?;
-            let cp = mnemon::Checkpoint::from_json(&source.json, &source.name)
-                .map_err(|e| e.to_string())?;
-            let out = m.resume(&id).map_err(said)?;
+            let (out, cp) = m.resume_from(&id).map_err(said)?;
             Ok(fence::wrap(&to_text(&json!({
                 "resumed": out.value,
                 "resume_instructions": cp.resume_instructions,
