@@ -96,11 +96,16 @@ fn have_tmux() -> bool {
 }
 
 fn start(dir: &Path, name: &str) -> Tmux {
+    start_command(dir, name, "chat")
+}
+
+/// Runs `mnemon ARGS` in a fresh tmux session named `chat`.
+fn start_command(dir: &Path, name: &str, args: &str) -> Tmux {
     let t = Tmux {
         socket: format!("mnemon-test-{name}-{}", std::process::id()),
     };
     let cmd = format!(
-        "env MNEMON_NOW=2025-01-15T14:30:00Z TERM=xterm-256color {} chat",
+        "env MNEMON_NOW=2025-01-15T14:30:00Z TERM=xterm-256color {} {args}",
         env!("CARGO_BIN_EXE_mnemon")
     );
     let dir = dir.to_str().unwrap();
@@ -237,4 +242,44 @@ fn ctrl_c_ends_the_session_gracefully_too() {
     let state =
         std::fs::read_to_string(tmp.path().join(".mnemon/memory/project_state.md")).unwrap();
     assert!(state.contains("Epic #1 \"billing\""), "{state}");
+}
+
+/// Stored text that carries terminal escape sequences (a window title, a
+/// clipboard write, a screen clear, a hyperlink) is shown escaped on a
+/// real terminal: the title stays, the screen shows the sequences as text.
+/// Piped, the same command gives the bytes back exactly.
+#[test]
+fn escape_sequences_in_stored_text_do_not_reach_the_terminal() {
+    if !tmux_or_skip() {
+        return;
+    }
+    let tmp = common::project();
+    let hostile = "deploy \u{1b}]0;PWNED\u{7} \u{1b}]52;c;cm0gLXJmIH4=\u{7} \u{1b}[2J \u{1b}]8;;http://evil.example\u{1b}\\link\u{1b}]8;;\u{1b}\\ done";
+    let out = common::mnemon(tmp.path(), &["remember", hostile]);
+    assert!(out.status.success(), "{out:?}");
+    for (name, args) in [("hot", "hot"), ("search", "search deploy")] {
+        let t = start_command(tmp.path(), name, args);
+        t.wait_exit();
+        let title = t.run(&["display-message", "-p", "-t", "chat", "#{pane_title}"]);
+        assert!(
+            !title.contains("PWNED"),
+            "{name}: the title was set: {title}"
+        );
+        let screen = t.screen();
+        assert!(
+            screen.contains("\\x1b]0;PWNED\\x07") && screen.contains("\\x1b[2J"),
+            "{name}: the sequences are shown escaped:\n{screen}"
+        );
+        assert!(
+            screen.contains("done"),
+            "{name}: the text around them stays:\n{screen}"
+        );
+    }
+    let piped = common::mnemon(tmp.path(), &["hot", "--json"]);
+    let text = String::from_utf8(piped.stdout).unwrap();
+    let items: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert!(
+        items.to_string().contains("\\u001b]0;PWNED"),
+        "--json keeps the exact text: {text}"
+    );
 }

@@ -113,6 +113,59 @@ fn a_full_hot_context_still_leaves_a_context_that_can_be_assembled() {
     );
 }
 
+/// Editing items cannot do what adding them may not: growing each item in
+/// turn stops at the hot context's limit, and the refused edit changes
+/// nothing.
+#[test]
+fn editing_hot_items_cannot_grow_the_hot_context_past_its_limit() {
+    let m = small();
+    let short = |i: usize| format!("fact {i}: keys rotate");
+    let long = |i: usize| {
+        format!(
+            "fact {i}: {}",
+            "the staging cluster rotates its keys ".repeat(6)
+        )
+    };
+    let ids: Vec<String> = (0..40)
+        .map(|i| {
+            m.add_hot(HotKind::Note, &short(i), None, None)
+                .unwrap()
+                .value
+                .id
+        })
+        .collect();
+    let mut grown = 0;
+    let refusal = loop {
+        assert!(grown < ids.len(), "growing every item never hit the limit");
+        let change = mnemon::HotItemChange {
+            text: Some(long(grown)),
+            ..Default::default()
+        };
+        match m.update_hot(&ids[grown], None, change) {
+            Ok(_) => grown += 1,
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(refusal.class(), ErrorClass::Input);
+    assert!(
+        refusal.to_string().contains("hot context holds"),
+        "{refusal}"
+    );
+    let hot = m.hot().unwrap();
+    let refused = hot.items.iter().find(|i| i.id == ids[grown]).unwrap();
+    assert_eq!(
+        refused.text,
+        short(grown),
+        "the refused edit changed nothing"
+    );
+    // An edit that keeps the size, or shrinks it, is still accepted.
+    let change = mnemon::HotItemChange {
+        text: Some("fact 0: done".into()),
+        ..Default::default()
+    };
+    m.update_hot(&ids[0], None, change).unwrap();
+}
+
 #[test]
 fn agents_share_the_memory_but_each_has_its_window() {
     let m = Mnemon::in_memory().unwrap();

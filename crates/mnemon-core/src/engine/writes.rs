@@ -74,12 +74,24 @@ impl<S: EngineStore> Engine<S> {
     /// Refuses an addition that would take the hot context past
     /// [`Engine::hot_limit`].
     fn check_hot_total(&self, texts: &[&str]) -> Result<(), EngineError> {
+        self.check_hot_total_replacing(None, texts)
+    }
+
+    /// As [`Engine::check_hot_total`], with the item `replacing` (one being
+    /// edited) counted at its new size instead of its current one, so that
+    /// an edit cannot grow the hot context past its limit either.
+    fn check_hot_total_replacing(
+        &self,
+        replacing: Option<&str>,
+        texts: &[&str],
+    ) -> Result<(), EngineError> {
         let counter = self.memory.counter();
         let held: u64 = self
             .memory
             .hot()?
             .items
             .iter()
+            .filter(|i| Some(i.id.as_str()) != replacing)
             .map(|i| {
                 counter.count(&i.text) as u64
                     + i.detail.as_deref().map_or(0, |d| counter.count(d) as u64)
@@ -138,8 +150,23 @@ impl<S: EngineStore> Engine<S> {
         version: u64,
         change: HotItemChange,
     ) -> Result<Outcome<HotItem>, EngineError> {
-        if let Some(text) = change.text.as_deref() {
-            self.check_item("item", &[text], self.item_limit())?;
+        if change.text.is_some() || change.detail.is_some() {
+            let hot = self.memory.hot()?;
+            let current = hot.items.iter().find(|i| i.id == id);
+            let text = change
+                .text
+                .as_deref()
+                .or(current.map(|i| i.text.as_str()))
+                .unwrap_or_default();
+            let detail = change
+                .detail
+                .as_deref()
+                .or(current.and_then(|i| i.detail.as_deref()))
+                .unwrap_or_default();
+            self.check_item("item", &[text, detail], self.item_limit())?;
+            if current.is_some() {
+                self.check_hot_total_replacing(Some(id), &[text, detail])?;
+            }
         }
         let tokens = self.estimate(&[change.text.as_deref().unwrap_or_default()]);
         self.write(tokens, |m| m.update_hot(id, version, change))
