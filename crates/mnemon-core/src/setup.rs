@@ -19,6 +19,42 @@ pub enum WindowSource {
     Registry,
     /// `context_window.fallback_size`: nothing else gave a window.
     Fallback,
+    /// The window the model's server really serves (llama.cpp's `-c`,
+    /// Ollama's `num_ctx`), smaller than everything else.
+    Served,
+    /// The model's own maximum as its server reports it.
+    Model,
+}
+
+/// What a model server said about its window ([`resolve_with`]). Probing
+/// is IO, so it happens outside the core and comes in as this value.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Detected {
+    /// The server as it identified itself: `llama.cpp`, `ollama`, `vllm`...
+    pub server: String,
+    /// The model's trained maximum (llama.cpp's `n_ctx_train`, Ollama's
+    /// `<arch>.context_length`).
+    pub model_max: Option<u64>,
+    /// The window one request may really use (a llama.cpp slot's `n_ctx`,
+    /// Ollama's loaded `context_length`, vLLM's `max_model_len`).
+    pub served: Option<u64>,
+    /// What fixes a served window smaller than the model's.
+    pub fix: Option<String>,
+}
+
+/// Every window size that was considered, and where each came from.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct WindowSizes {
+    /// `context_window.max_tokens`.
+    pub config: Option<u64>,
+    /// The registry's entry for the active model.
+    pub registry: Option<u64>,
+    /// The model's maximum, as its server reports it.
+    pub model_max: Option<u64>,
+    /// The window the server serves.
+    pub served: Option<u64>,
+    /// The server that reported them.
+    pub server: Option<String>,
 }
 
 /// Why the profile is the one it is.
@@ -39,6 +75,8 @@ pub struct Setup {
     pub model: Option<ModelSpec>,
     pub window: ContextWindow,
     pub window_source: WindowSource,
+    /// Every size the window was chosen from.
+    pub window_sizes: WindowSizes,
     pub profile: ProfileParams,
     pub profile_source: ProfileSource,
     pub tokenizer: TokenizerSpec,
@@ -60,16 +98,44 @@ pub enum SetupError {
 
 /// Resolves `config`, optionally for another model than `model.active`.
 pub fn resolve(config: &Config, model_override: Option<&str>) -> Result<Setup, SetupError> {
+    resolve_with(config, model_override, None)
+}
+
+/// Resolves `config` with what the model's server reported: the window is
+/// the least of `context_window.max_tokens`, the model's maximum (the
+/// server's word over the registry's) and the served window.
+pub fn resolve_with(
+    config: &Config,
+    model_override: Option<&str>,
+    detected: Option<&Detected>,
+) -> Result<Setup, SetupError> {
     let registry = Registry::with_overrides(&config.models)?;
     let wanted = model_override.or(config.model.active.as_deref());
     let model = wanted.map(|name| registry.get(name).cloned()).transpose()?;
     let cw = &config.context_window;
     let mut warnings = Vec::new();
 
-    let (configured, window_source) = match (cw.max_tokens, &model) {
-        (Some(max), _) => (max, WindowSource::Config),
-        (None, Some(m)) => (m.context_window, WindowSource::Registry),
-        (None, None) => {
+    let sizes = WindowSizes {
+        config: cw.max_tokens,
+        registry: model.as_ref().map(|m| m.context_window),
+        model_max: detected.and_then(|d| d.model_max),
+        served: detected.and_then(|d| d.served),
+        server: detected.map(|d| d.server.clone()),
+    };
+    // The model's maximum: the server knows the weights it loaded.
+    let model_max = sizes
+        .model_max
+        .map(|n| (n, WindowSource::Model))
+        .or(sizes.registry.map(|n| (n, WindowSource::Registry)));
+    let candidates = [
+        sizes.config.map(|n| (n, WindowSource::Config)),
+        model_max,
+        sizes.served.map(|n| (n, WindowSource::Served)),
+    ];
+    let (configured, window_source) = match candidates.into_iter().flatten().min_by_key(|(n, _)| *n)
+    {
+        Some(pick) => pick,
+        None => {
             warnings.push(format!(
                 "no model is configured and the window could not be detected, so mnemon assumes context_window.fallback_size = {} tokens. Set model.active (see `mnemon models list`) or context_window.max_tokens.",
                 cw.fallback_size
@@ -77,6 +143,17 @@ pub fn resolve(config: &Config, model_override: Option<&str>) -> Result<Setup, S
             (cw.fallback_size, WindowSource::Fallback)
         }
     };
+    if let (Some(served), Some((max, _))) = (sizes.served, model_max)
+        && served < max
+    {
+        let server = sizes.server.as_deref().unwrap_or("the server");
+        let fix = detected
+            .and_then(|d| d.fix.clone())
+            .unwrap_or_else(|| "raise the server's context size".into());
+        warnings.push(format!(
+            "{server} serves a window of {served} tokens but the model can hold {max}: mnemon manages {served}. To use more, {fix}."
+        ));
+    }
 
     // Validation guarantees these are shares; fall back to defaults only for
     // a config built in code without validation.
@@ -142,6 +219,7 @@ pub fn resolve(config: &Config, model_override: Option<&str>) -> Result<Setup, S
         model,
         window,
         window_source,
+        window_sizes: sizes,
         profile,
         profile_source,
         tokenizer,

@@ -4,7 +4,7 @@
 use mnemon_core::engine::EngineStatus;
 use mnemon_core::models::ModelSpec;
 use mnemon_core::profile::ProfileParams;
-use mnemon_core::setup::{ProfileSource, WindowSource};
+use mnemon_core::setup::{ProfileSource, WindowSizes, WindowSource};
 use mnemon_core::tokens::ChatFormat;
 use mnemon_core::window::{Action, WindowStatus};
 use serde::Serialize;
@@ -51,6 +51,9 @@ pub struct StatusReport {
     pub model: Option<ModelSpec>,
     /// Where the configured window came from.
     pub window_source: WindowSource,
+    /// Every size the window was chosen from: config, registry, and what
+    /// the model's server reported.
+    pub window_sizes: WindowSizes,
     /// The tokenizer counts are made with.
     pub tokenizer: TokenizerInfo,
     /// The framing tokens a chat request costs.
@@ -120,6 +123,7 @@ pub fn evaluate(
     Ok(StatusReport {
         project: settings.dir().map(display_path),
         window_source: setup.window_source,
+        window_sizes: setup.window_sizes.clone(),
         tokenizer: TokenizerInfo {
             name: counter.name().to_string(),
             exact: counter.is_exact(),

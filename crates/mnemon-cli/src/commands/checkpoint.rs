@@ -86,6 +86,8 @@ pub fn notice(ev: &EngineEvent) -> String {
             epoch,
             kept_verbatim,
             pinned_deferred,
+            summarized_by,
+            fell_back,
             ..
         } => {
             let deferred = if *pinned_deferred > 0 {
@@ -93,11 +95,20 @@ pub fn notice(ev: &EngineEvent) -> String {
             } else {
                 String::new()
             };
-            format!(
-                "{BOLD}refreshed{BOLD:#} ({trigger}): {} → {} tokens, epoch {epoch}, {kept_verbatim} items verbatim{deferred}",
+            let by = if summarized_by == "extractive" && fell_back.is_empty() {
+                String::new()
+            } else {
+                format!(", summary by {summarized_by}")
+            };
+            let mut line = format!(
+                "{BOLD}refreshed{BOLD:#} ({trigger}): {} → {} tokens, epoch {epoch}, {kept_verbatim} items verbatim{deferred}{by}",
                 thousands(*tokens_before),
                 thousands(*tokens_after)
-            )
+            );
+            for reason in fell_back {
+                line.push_str(&format!("\n  fell back to extractive in {reason}"));
+            }
+            line
         }
         EngineEvent::SessionLogCompacted {
             input_tokens,

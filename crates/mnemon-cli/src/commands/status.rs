@@ -45,6 +45,8 @@ pub fn run(g: &Global, args: &StatusArgs) -> Result<()> {
         WindowSource::Config => "from context_window.max_tokens",
         WindowSource::Registry => "from the model registry",
         WindowSource::Fallback => "fallback_size: no model or max_tokens set",
+        WindowSource::Served => "the window the server serves",
+        WindowSource::Model => "the model's maximum, as its server reports it",
     };
     line(
         "window",
@@ -55,6 +57,24 @@ pub fn run(g: &Global, args: &StatusArgs) -> Result<()> {
             thousands(status.effective_max)
         ),
     );
+    let sizes = &setup.window_sizes;
+    if sizes.server.is_some() {
+        let show = |n: Option<u64>| n.map_or_else(|| "–".to_string(), thousands);
+        line(
+            "sizes",
+            format!(
+                "served {} · model max {} · registry {} · max_tokens {}  {DIM}({}){DIM:#}",
+                show(sizes.served),
+                show(sizes.model_max),
+                show(sizes.registry),
+                show(sizes.config),
+                sizes.server.as_deref().map_or_else(
+                    || "no server asked".to_string(),
+                    |s| format!("detected from {s}")
+                )
+            ),
+        );
+    }
     let f = setup.chat_format;
     line(
         "tokenizer",

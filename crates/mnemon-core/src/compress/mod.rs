@@ -115,6 +115,27 @@ pub struct Audit {
     pub pinned_deferred: Vec<String>,
     /// Sentences skipped as near-duplicates of a kept one.
     pub duplicates_removed: usize,
+    /// Who wrote which part, for summaries made in stages (an LLM's map
+    /// and reduce), and why a stage fell back to extractive.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<Stage>,
+}
+
+/// One call of a staged summary.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stage {
+    /// `map 2/5`, `reduce`, `check`.
+    pub stage: String,
+    /// The summarizer and model that did it (`llama.cpp:SmolLM2`,
+    /// `extractive`).
+    pub by: String,
+    /// Items in, tokens in and out.
+    pub items: usize,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    /// Why this stage is not the LLM's, when it fell back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fell_back: Option<String>,
 }
 
 /// A compaction's result.

@@ -8,11 +8,13 @@
 //! and the environment and hands their text to [`load`]; this module never
 //! does IO itself.
 
+mod llm;
 mod load;
 mod schema;
 mod validate;
 
 pub use load::{ConfigError, ConfigErrors, ConfigFile, Loaded, Origin, load};
+pub use llm::{LlmEndpoint, LlmProvider, LlmSection};
 pub use schema::*;
 
 /// The commented default configuration that `mnemon init` writes and

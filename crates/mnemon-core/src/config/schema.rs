@@ -26,6 +26,9 @@ pub struct Config {
     pub decisions: DecisionsSection,
     pub optimization: OptimizationSection,
     pub phase_budgets: PhaseBudgets,
+    /// The model server, if any (`mnemon ask`, window detection, LLM
+    /// summaries).
+    pub llm: super::LlmSection,
     /// Extra models, or overrides of built-in ones, by id.
     pub models: BTreeMap<String, ModelOverride>,
     /// Extra chat framings, or overrides of built-in ones, by name.
@@ -430,9 +433,9 @@ impl Config {
     /// lets a setting look effective when it is not.
     pub fn inert_settings(&self) -> Vec<String> {
         let mut out = Vec::new();
-        if self.context_window.auto_detect {
+        if self.context_window.auto_detect && !self.llm.enabled() {
             out.push(
-                "context_window.auto_detect = true has no effect yet: this build does not ask the model's server for its window, so the window comes from context_window.max_tokens, the model registry or fallback_size. It will take effect with the LLM providers".to_string(),
+                "context_window.auto_detect = true has nothing to ask: no model server is configured, so the window comes from context_window.max_tokens, the model registry or fallback_size. Set llm.provider (see README, \"Talking to an LLM\") to detect the window the server really serves".to_string(),
             );
         }
         out

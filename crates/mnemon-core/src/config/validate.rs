@@ -245,6 +245,8 @@ pub(crate) fn validate(c: &Config, is_set: &dyn Fn(&str) -> bool) -> Vec<Violati
         );
     }
 
+    llm(&mut k, &c.llm);
+
     let pb = &c.phase_budgets;
     if !(0.0..1.0).contains(&pb.buffer) {
         k.fail(
@@ -390,4 +392,88 @@ fn known_formats(c: &Config) -> String {
         "one of {} (or a [chat_formats.<name>] table)",
         names.join(", ")
     )
+}
+
+/// `[llm]` and `[llm.summarizer]`: a server mnemon can reach and a model
+/// it can name.
+fn llm(k: &mut Check<'_>, l: &crate::config::LlmSection) {
+    use crate::config::LlmProvider;
+    let endpoints = [("llm", Some(l.endpoint())), ("llm.summarizer", l.summarizer.clone())];
+    for (section, e) in endpoints {
+        let Some(e) = e else { continue };
+        if let Some(url) = &e.base_url {
+            let rest = url
+                .strip_prefix("http://")
+                .or_else(|| url.strip_prefix("https://"));
+            if rest.is_none_or(|r| r.is_empty() || r.starts_with('/')) {
+                k.fail(
+                    &format!("{section}.base_url"),
+                    format!("{url:?}"),
+                    "an http:// or https:// address, such as \"http://localhost:8080/v1\"",
+                );
+            }
+        }
+        if let Some(name) = &e.api_key_env
+            && (name.is_empty()
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        {
+            k.fail(
+                &format!("{section}.api_key_env"),
+                format!("{name:?}"),
+                "the name of an environment variable, such as \"OPENAI_API_KEY\" (the key itself never goes in config)",
+            );
+        }
+        if section == "llm" && e.provider.is_none() && (e.base_url.is_some() || e.model.is_some())
+        {
+            k.fail(
+                "llm.provider",
+                "unset",
+                "\"ollama\", \"openai\" (any OpenAI-compatible server) or \"anthropic\" when llm.base_url or llm.model is set",
+            );
+        }
+        let provider = e.provider.or(l.provider);
+        if matches!(provider, Some(LlmProvider::Ollama | LlmProvider::Anthropic))
+            && e.model.is_none()
+            && (section == "llm" || l.model.is_none() || e.provider.is_some())
+        {
+            k.fail(
+                &format!("{section}.model"),
+                "unset",
+                format!(
+                    "the model to use, such as {} ({} serves several)",
+                    if provider == Some(LlmProvider::Ollama) {
+                        "\"qwen2.5-coder:7b\""
+                    } else {
+                        "\"claude-sonnet-4-5\""
+                    },
+                    provider.map_or("", |p| p.name())
+                ),
+            );
+        }
+    }
+    if l.summarizer.is_some() && l.provider.is_none() && l.summarizer.as_ref().is_some_and(|s| s.provider.is_none()) {
+        k.fail(
+            "llm.summarizer.provider",
+            "unset",
+            "a provider, here or as llm.provider",
+        );
+    }
+    k.at_least("llm.timeout_secs", Some(l.timeout_secs), 1, "seconds");
+    k.at_least(
+        "llm.connect_timeout_ms",
+        Some(l.connect_timeout_ms),
+        1,
+        "milliseconds",
+    );
+    k.at_least(
+        "llm.answer_tokens",
+        Some(l.answer_tokens),
+        1,
+        "tokens kept for an answer",
+    );
+    if l.retries > 10 {
+        k.fail("llm.retries", l.retries, "0 to 10 retries");
+    }
 }

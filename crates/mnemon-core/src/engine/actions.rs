@@ -11,7 +11,7 @@ use super::live::{self, LiveParts};
 use super::state::{ACTION_KIND, EngineState};
 use super::store::{CompactionRecord, EngineCommit};
 use super::{Engine, EngineError, EngineEvent, EngineStore, Outcome, View, doc_text, zone_events};
-use crate::compress::{self, SourceItem, compress_within};
+use crate::compress::{self, SourceItem, Summarizer, compress_within};
 use crate::memory::{
     DocKind, Message, Operation, OperationDraft, Session, SessionChange, StoreError, data_text,
 };
@@ -320,9 +320,62 @@ impl<S: EngineStore> Engine<S> {
         self.outcome((), events, checkpoints)
     }
 
+    /// Refreshes with a summarizer that may be slow (an LLM): it
+    /// summarizes a snapshot of the epoch before the engine's lock is
+    /// taken, then the refresh commits under the lock as usual. If writes
+    /// landed meanwhile, or a race is retried, the prepared summary is
+    /// reused for what it covers and only the newer items go through the
+    /// extractive summarizer, so the slow summarizer runs exactly once and
+    /// nothing written during its call is lost.
+    pub fn refresh_with(
+        &self,
+        trigger: &str,
+        summarizer: &dyn Summarizer,
+    ) -> Result<Outcome<()>, EngineError> {
+        let v = self.view()?;
+        let prepared = match v.epoch_session().cloned() {
+            Some(session) => {
+                let items = self.refresh_items(&v, &session)?;
+                let target = self.cfg.profile.session_summary_max_tokens.value;
+                let summary =
+                    compress_within(summarizer, &items, target, self.memory.counter())?;
+                Some(Prepared { items, summary })
+            }
+            None => None,
+        };
+        let _g = self.lock();
+        let mut events = Vec::new();
+        let mut checkpoints = Vec::new();
+        super::retry_conflicts(|| {
+            self.refresh_from(trigger, prepared.as_ref(), &mut events, &mut checkpoints)
+        })?;
+        self.outcome((), events, checkpoints)
+    }
+
+    /// What a refresh compresses: the session summary so far, then the
+    /// epoch's operations and live messages.
+    fn refresh_items(&self, v: &View, session: &Session) -> Result<Vec<SourceItem>, EngineError> {
+        let mut items = summary_items(session.summary.as_deref().unwrap_or(""));
+        items.extend(self.epoch_operations(v)?.iter().map(op_item));
+        for m in self.live_messages(v, usize::MAX)? {
+            items.push(msg_item(&m));
+        }
+        Ok(items)
+    }
+
     pub(crate) fn refresh_locked(
         &self,
         trigger: &str,
+        events: &mut Vec<EngineEvent>,
+        checkpoints: &mut Vec<Checkpoint>,
+    ) -> Result<(), EngineError> {
+        self.refresh_from(trigger, None, events, checkpoints)
+    }
+
+    fn refresh_from(
+        &self,
+        trigger: &str,
+        prepared: Option<&Prepared>,
         events: &mut Vec<EngineEvent>,
         checkpoints: &mut Vec<Checkpoint>,
     ) -> Result<(), EngineError> {
@@ -336,18 +389,17 @@ impl<S: EngineStore> Engine<S> {
             return Ok(());
         };
         let before = v.used();
-        let mut items = summary_items(session.summary.as_deref().unwrap_or(""));
-        items.extend(self.epoch_operations(&v)?.iter().map(op_item));
-        for m in self.live_messages(&v, usize::MAX)? {
-            items.push(msg_item(&m));
-        }
+        let items = self.refresh_items(&v, &session)?;
         let target = self.cfg.profile.session_summary_max_tokens.value;
-        let summary = compress_within(
-            self.summarizer.as_ref(),
-            &items,
-            target,
-            self.memory.counter(),
-        )?;
+        let summary = match prepared {
+            Some(p) => p.merge(&items, target, self.summarizer.as_ref(), self.memory.counter())?,
+            None => compress_within(
+                self.summarizer.as_ref(),
+                &items,
+                target,
+                self.memory.counter(),
+            )?,
+        };
         let docs = self.memory.render_documents()?.to_vec();
         let ctx = self.epoch_context(Some(&summary.text), &docs, &[], &[])?;
         let (op_head, msg_head) = self.store().log_heads()?;
@@ -400,6 +452,13 @@ impl<S: EngineStore> Engine<S> {
             summarized: summary.audit.summarized.len(),
             kept_verbatim: summary.audit.kept_verbatim.len(),
             pinned_deferred: summary.audit.pinned_deferred.len(),
+            summarized_by: summarized_by(&summary, self.summarizer.name()),
+            fell_back: summary
+                .audit
+                .stages
+                .iter()
+                .filter_map(|s| s.fell_back.as_ref().map(|r| format!("{}: {r}", s.stage)))
+                .collect(),
         });
         events.extend(wevents.into_iter().map(window_event));
         Ok(())
@@ -441,5 +500,76 @@ fn hours_label(h: f64) -> String {
         format!("{}h", h.round() as u64)
     } else {
         format!("{}min", (h * 60.0).round() as u64)
+    }
+}
+
+/// A summary made outside the engine's lock, and what it was made from.
+struct Prepared {
+    items: Vec<SourceItem>,
+    summary: crate::compress::Summary,
+}
+
+impl Prepared {
+    /// The summary for `items`, the epoch as it is now: the prepared one
+    /// when nothing changed; else its lines plus every item it does not
+    /// cover, compressed by `fallback` (extractive), never by calling the
+    /// slow summarizer again.
+    fn merge(
+        &self,
+        items: &[SourceItem],
+        target: u64,
+        fallback: &dyn Summarizer,
+        counter: &dyn crate::tokens::TokenCounter,
+    ) -> Result<crate::compress::Summary, EngineError> {
+        if items == self.items.as_slice() {
+            return Ok(self.summary.clone());
+        }
+        let covered: std::collections::HashSet<&str> = self
+            .items
+            .iter()
+            .flat_map(|i| i.sources.iter().map(String::as_str))
+            .collect();
+        let newer: Vec<&SourceItem> = items
+            .iter()
+            .filter(|i| !i.sources.iter().all(|s| covered.contains(s.as_str())))
+            .collect();
+        let mut merged: Vec<SourceItem> = self.summary.lines.iter().map(|l| l.to_item()).collect();
+        merged.extend(newer.iter().map(|i| (*i).clone()));
+        merged.sort_by_key(|i| i.order);
+        let mut out = compress_within(fallback, &merged, target, counter)?;
+        let mut stages = self.summary.audit.stages.clone();
+        stages.push(crate::compress::Stage {
+            stage: "merge".into(),
+            by: fallback.name().to_string(),
+            items: merged.len(),
+            tokens_in: self.summary.tokens,
+            tokens_out: out.tokens,
+            fell_back: Some(format!(
+                "{} items were written while the summary was made; they were added without calling the summarizer again",
+                newer.len()
+            )),
+        });
+        out.audit.stages = stages;
+        Ok(out)
+    }
+}
+
+/// The summarizers that wrote a summary's stages without falling back, or
+/// `default` for a summary made in one go.
+fn summarized_by(summary: &crate::compress::Summary, default: &str) -> String {
+    let mut by: Vec<&str> = Vec::new();
+    for s in &summary.audit.stages {
+        if s.fell_back.is_none() && !by.contains(&s.by.as_str()) {
+            by.push(&s.by);
+        }
+    }
+    if by.is_empty() {
+        if summary.audit.stages.is_empty() {
+            default.to_string()
+        } else {
+            "extractive".to_string()
+        }
+    } else {
+        by.join(", ")
     }
 }

@@ -276,6 +276,12 @@ pub enum EngineEvent {
         summarized: usize,
         kept_verbatim: usize,
         pinned_deferred: usize,
+        /// Who wrote the summary: `extractive`, or an LLM as
+        /// `server:model`.
+        summarized_by: String,
+        /// Why parts of it fell back to extractive, one reason per stage.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        fell_back: Vec<String>,
     },
     SessionLogCompacted {
         input_tokens: u64,
