@@ -113,6 +113,36 @@ pub enum Command {
     /// Bearer tokens for `mnemon serve`, each scoped to one project.
     #[command(subcommand)]
     Token(TokenCommand),
+    /// Ask the configured LLM ([llm] in config): the best context for the question that fits
+    /// the window, the answer streamed, both turns recorded, usage reported.
+    Ask(AskArgs),
+    /// The configured model server ([llm] in config).
+    #[command(subcommand)]
+    Llm(LlmCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct AskArgs {
+    /// The question; `-` or nothing reads it from standard input.
+    pub question: Option<String>,
+    /// The context plan: planner, router, qa, conversation, tiers, or one of config's [plans].
+    #[arg(long, default_value = "planner", value_name = "PRESET")]
+    pub preset: String,
+    /// Tokens kept for the answer (default: llm.answer_tokens).
+    #[arg(long, value_name = "TOKENS", value_parser = crate::numbers::tokens, allow_hyphen_values = true)]
+    pub answer_tokens: Option<u64>,
+    /// Print the request with its exact token count instead of sending it.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub agent: AgentArg,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LlmCommand {
+    /// Ask the server now: provider, model, the model's window, the served window, whether
+    /// counts are exact, the latency of a one-token request, and the window mnemon will use.
+    Probe,
 }
 
 #[derive(Debug, Args)]

@@ -57,6 +57,8 @@ fn main() -> ExitCode {
         Command::Eval(c) => commands::eval::run(g, c),
         Command::Serve(a) => commands::serve::serve(g, a),
         Command::Mcp(a) => commands::serve::mcp(g, a.agent.as_deref()),
+        Command::Ask(a) => commands::llm::ask(g, a),
+        Command::Llm(cli::LlmCommand::Probe) => commands::llm::probe(g),
         Command::Token(cli::TokenCommand::Create { project }) => {
             commands::serve::token_create(g, project)
         }

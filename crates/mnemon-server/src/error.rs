@@ -38,6 +38,9 @@ pub enum ServerError {
     /// The store failed (full disk, damaged file); nothing was written.
     #[error("{0}")]
     Storage(String),
+    /// The model server failed or could not be reached.
+    #[error("{0}")]
+    Upstream(String),
     /// A bug or an unreadable server file.
     #[error("{0}")]
     Internal(String),
@@ -62,6 +65,7 @@ impl From<mnemon::Error> for ServerError {
             },
             (_, ErrorClass::Conflict) => ServerError::Conflict(message),
             (_, ErrorClass::Storage) => ServerError::Storage(message),
+            (_, ErrorClass::Llm) => ServerError::Upstream(message),
         }
     }
 }
@@ -75,6 +79,7 @@ impl ServerError {
             ServerError::Conflict(_) => (StatusCode::CONFLICT, "conflict"),
             ServerError::Stale { .. } => (StatusCode::CONFLICT, "stale_version"),
             ServerError::Storage(_) => (StatusCode::SERVICE_UNAVAILABLE, "storage"),
+            ServerError::Upstream(_) => (StatusCode::BAD_GATEWAY, "llm"),
             ServerError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         }
     }

@@ -41,9 +41,14 @@ impl Mnemon {
     /// A chat session for this handle's agent.
     pub fn chat(&self) -> Result<ChatSession> {
         let engine = self.engine()?;
+        let shared = std::sync::Arc::clone(&engine);
+        let chat = match self.llm_parser() {
+            Some(parser) => Chat::shared_with_parser(shared, parser),
+            None => Chat::shared(shared),
+        };
         Ok(ChatSession {
             mnemon: self.clone(),
-            chat: Chat::shared(std::sync::Arc::clone(&engine)),
+            chat,
             engine,
         })
     }
@@ -52,7 +57,34 @@ impl Mnemon {
 impl ChatSession {
     /// Understands and runs one line; every understood line is recorded.
     pub fn handle(&mut self, line: &str) -> Result<ChatReply> {
-        let reply = self.chat.handle(line)?;
+        self.handle_streaming(line, &mut |_| {})
+    }
+
+    /// [`ChatSession::handle`]; with an LLM configured, a line that is no
+    /// command is a question: it is asked (`Mnemon::ask`) and the answer
+    /// streams to `on_text` as it arrives.
+    pub fn handle_streaming(
+        &mut self,
+        line: &str,
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<ChatReply> {
+        let mut reply = self.chat.handle(line)?;
+        if reply.kind == ReplyKind::NotUnderstood
+            && self.mnemon.settings().loaded().config.llm.enabled()
+        {
+            let asked = self
+                .mnemon
+                .ask(line.trim(), &crate::AskOptions::default(), on_text)?;
+            reply.kind = ReplyKind::Answer;
+            reply.text = asked.answer;
+            reply.events = asked.written.events;
+            reply.status = asked.written.status;
+            // `ask` settled its own writes (views, subscribers) already.
+            return Ok(ChatReply {
+                reply,
+                warnings: asked.written.warnings,
+            });
+        }
         Ok(self.settle(reply))
     }
 

@@ -33,6 +33,10 @@ pub enum Error {
     /// history would be lost by going on.
     #[error("{0}")]
     Lost(String),
+    /// The model server failed, refused or could not be reached. Nothing
+    /// that depended on its answer was stored.
+    #[error(transparent)]
+    Llm(#[from] mnemon_llm::LlmError),
     /// A value given by the caller that is not usable, with what to do.
     #[error("{0}")]
     Input(String),
@@ -58,16 +62,20 @@ pub enum ErrorClass {
     /// Someone else changed the same thing first (a stale version): read
     /// it again and reapply the change. Nothing was written.
     Conflict,
+    /// The model server failed or could not be reached; nothing that
+    /// depended on its answer was written.
+    Llm,
 }
 
 impl ErrorClass {
-    /// The CLI's exit code: 1 input, 3 storage, 4 conflict (2 is clap's
-    /// usage error, 0 success).
+    /// The CLI's exit code: 1 input, 3 storage, 4 conflict, 5 the model
+    /// server (2 is clap's usage error, 0 success).
     pub fn exit_code(self) -> u8 {
         match self {
             ErrorClass::Input => 1,
             ErrorClass::Storage => 3,
             ErrorClass::Conflict => 4,
+            ErrorClass::Llm => 5,
         }
     }
 }
@@ -79,6 +87,10 @@ impl Error {
             Error::Store(e) | Error::Engine(EngineError::Store(e)) => store_class(e),
             Error::Engine(EngineError::Conflict(_)) => ErrorClass::Conflict,
             Error::Io { .. } | Error::Lost(_) => ErrorClass::Storage,
+            Error::Llm(
+                mnemon_llm::LlmError::Config(_) | mnemon_llm::LlmError::MissingKey { .. },
+            ) => ErrorClass::Input,
+            Error::Llm(_) => ErrorClass::Llm,
             _ => ErrorClass::Input,
         }
     }

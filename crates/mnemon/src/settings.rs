@@ -8,7 +8,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use mnemon_core::config::{ConfigFile, Loaded, load};
-use mnemon_core::setup::{Setup, resolve};
+use mnemon_core::setup::{Setup, resolve_with};
 use mnemon_core::tokens::{Heuristic, OpenAiBpe, TokenCounter, TokenizerSpec};
 
 use crate::error::{Error, Result};
@@ -82,6 +82,9 @@ pub struct Settings {
     dir: Option<PathBuf>,
     loaded: Loaded,
     env: Environment,
+    /// What the model server said about its window (`[llm]` with
+    /// `auto_detect`), probed or read from the probe cache.
+    detection: crate::llm::Detection,
 }
 
 impl Settings {
@@ -129,11 +132,13 @@ impl Settings {
             text,
         });
         let loaded = load(file, env.vars())?;
+        let detection = crate::llm::detect(&loaded.config, None, false);
         Ok(Settings {
             root: PathBuf::from("."),
             dir: None,
             loaded,
             env,
+            detection,
         })
     }
 
@@ -155,11 +160,13 @@ impl Settings {
             _ => None,
         };
         let loaded = load(file, env.vars())?;
+        let detection = crate::llm::detect(&loaded.config, dir.as_deref(), false);
         Ok(Settings {
             root,
             dir,
             loaded,
             env,
+            detection,
         })
     }
 
@@ -208,7 +215,9 @@ impl Settings {
     /// The model, window, profile and tokenizer in force; `model` overrides
     /// the configured one.
     pub fn setup(&self, model: Option<&str>) -> Result<Setup> {
-        Ok(resolve(&self.loaded.config, model)?)
+        let mut setup = resolve_with(&self.loaded.config, model, self.detection.detected.as_ref())?;
+        setup.warnings.extend(self.detection.notes.iter().cloned());
+        Ok(setup)
     }
 
     /// The counter a tokenizer spec names; HuggingFace files are read here,

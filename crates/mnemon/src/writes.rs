@@ -56,7 +56,7 @@ impl<T: Serialize> Written<T> {
 }
 
 impl<T> Written<T> {
-    fn map<U>(self, f: impl FnOnce(T) -> U) -> Written<U> {
+    pub(crate) fn map<U>(self, f: impl FnOnce(T) -> U) -> Written<U> {
         Written {
             value: f(self.value),
             events: self.events,
@@ -217,7 +217,7 @@ impl Mnemon {
     }
 
     /// Settles a write that appended to the log.
-    fn written<T>(&self, e: &Arc<ProjectEngine>, out: Outcome<T>) -> Written<T> {
+    pub(crate) fn written<T>(&self, e: &Arc<ProjectEngine>, out: Outcome<T>) -> Written<T> {
         self.settle(e, out, Touched::logged())
     }
 
@@ -420,7 +420,12 @@ impl Mnemon {
     }
 
     /// Checkpoint, working memory into the session summary, a new epoch.
+    /// With `[llm]` configured, the summary is the LLM's (made outside the
+    /// engine's lock, extractive on any failure).
     pub fn refresh(&self) -> Result<Written<()>> {
+        if let Some(out) = self.refresh_by_llm() {
+            return out;
+        }
         let e = self.engine()?;
         let out = e.refresh("manual")?;
         Ok(self.written(&e, out))

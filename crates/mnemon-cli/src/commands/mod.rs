@@ -9,6 +9,7 @@ pub mod doc;
 pub mod eval;
 pub mod hot;
 pub mod init;
+pub mod llm;
 pub mod log;
 pub mod models;
 pub mod optimize;

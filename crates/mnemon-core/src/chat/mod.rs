@@ -233,9 +233,17 @@ impl<'e, S: ChatStore> Chat<'e, S> {
     /// A chat that owns its share of the engine, so it can outlive the
     /// scope that made it (a server's session, a library handle's chat).
     pub fn shared(engine: std::sync::Arc<Engine<S>>) -> Chat<'static, S> {
+        Chat::shared_with_parser(engine, Box::new(RuleParser))
+    }
+
+    /// [`Chat::shared`] with another parser (an LLM-backed one).
+    pub fn shared_with_parser(
+        engine: std::sync::Arc<Engine<S>>,
+        parser: Box<dyn CommandParser>,
+    ) -> Chat<'static, S> {
         Chat {
             engine: EngineRef::Shared(engine),
-            parser: Box::new(RuleParser),
+            parser,
             pending: None,
         }
     }

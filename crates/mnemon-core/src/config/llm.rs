@@ -130,8 +130,12 @@ impl LlmSection {
         let same = s.provider.is_none() || s.provider == main.provider;
         Some(LlmEndpoint {
             provider: Some(provider),
-            base_url: s.base_url.or_else(|| same.then(|| main.base_url.clone()).flatten()),
-            model: s.model.or_else(|| same.then(|| main.model.clone()).flatten()),
+            base_url: s
+                .base_url
+                .or_else(|| same.then(|| main.base_url.clone()).flatten()),
+            model: s
+                .model
+                .or_else(|| same.then(|| main.model.clone()).flatten()),
             api_key_env: s
                 .api_key_env
                 .or_else(|| same.then(|| main.api_key_env.clone()).flatten()),

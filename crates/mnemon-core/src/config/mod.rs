@@ -13,8 +13,8 @@ mod load;
 mod schema;
 mod validate;
 
-pub use load::{ConfigError, ConfigErrors, ConfigFile, Loaded, Origin, load};
 pub use llm::{LlmEndpoint, LlmProvider, LlmSection};
+pub use load::{ConfigError, ConfigErrors, ConfigFile, Loaded, Origin, load};
 pub use schema::*;
 
 /// The commented default configuration that `mnemon init` writes and

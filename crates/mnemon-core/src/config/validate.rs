@@ -398,7 +398,10 @@ fn known_formats(c: &Config) -> String {
 /// it can name.
 fn llm(k: &mut Check<'_>, l: &crate::config::LlmSection) {
     use crate::config::LlmProvider;
-    let endpoints = [("llm", Some(l.endpoint())), ("llm.summarizer", l.summarizer.clone())];
+    let endpoints = [
+        ("llm", Some(l.endpoint())),
+        ("llm.summarizer", l.summarizer.clone()),
+    ];
     for (section, e) in endpoints {
         let Some(e) = e else { continue };
         if let Some(url) = &e.base_url {
@@ -414,10 +417,7 @@ fn llm(k: &mut Check<'_>, l: &crate::config::LlmSection) {
             }
         }
         if let Some(name) = &e.api_key_env
-            && (name.is_empty()
-                || !name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            && (name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
         {
             k.fail(
                 &format!("{section}.api_key_env"),
@@ -425,8 +425,7 @@ fn llm(k: &mut Check<'_>, l: &crate::config::LlmSection) {
                 "the name of an environment variable, such as \"OPENAI_API_KEY\" (the key itself never goes in config)",
             );
         }
-        if section == "llm" && e.provider.is_none() && (e.base_url.is_some() || e.model.is_some())
-        {
+        if section == "llm" && e.provider.is_none() && (e.base_url.is_some() || e.model.is_some()) {
             k.fail(
                 "llm.provider",
                 "unset",
@@ -453,7 +452,10 @@ fn llm(k: &mut Check<'_>, l: &crate::config::LlmSection) {
             );
         }
     }
-    if l.summarizer.is_some() && l.provider.is_none() && l.summarizer.as_ref().is_some_and(|s| s.provider.is_none()) {
+    if l.summarizer.is_some()
+        && l.provider.is_none()
+        && l.summarizer.as_ref().is_some_and(|s| s.provider.is_none())
+    {
         k.fail(
             "llm.summarizer.provider",
             "unset",

@@ -337,8 +337,7 @@ impl<S: EngineStore> Engine<S> {
             Some(session) => {
                 let items = self.refresh_items(&v, &session)?;
                 let target = self.cfg.profile.session_summary_max_tokens.value;
-                let summary =
-                    compress_within(summarizer, &items, target, self.memory.counter())?;
+                let summary = compress_within(summarizer, &items, target, self.memory.counter())?;
                 Some(Prepared { items, summary })
             }
             None => None,
@@ -392,7 +391,12 @@ impl<S: EngineStore> Engine<S> {
         let items = self.refresh_items(&v, &session)?;
         let target = self.cfg.profile.session_summary_max_tokens.value;
         let summary = match prepared {
-            Some(p) => p.merge(&items, target, self.summarizer.as_ref(), self.memory.counter())?,
+            Some(p) => p.merge(
+                &items,
+                target,
+                self.summarizer.as_ref(),
+                self.memory.counter(),
+            )?,
             None => compress_within(
                 self.summarizer.as_ref(),
                 &items,
@@ -559,7 +563,7 @@ impl Prepared {
 fn summarized_by(summary: &crate::compress::Summary, default: &str) -> String {
     let mut by: Vec<&str> = Vec::new();
     for s in &summary.audit.stages {
-        if s.fell_back.is_none() && !by.contains(&s.by.as_str()) {
+        if s.fell_back.is_none() && s.stage != "trim" && !by.contains(&s.by.as_str()) {
             by.push(&s.by);
         }
     }
