@@ -339,7 +339,7 @@ fn models_list_and_config_commands() {
         "no model: the fallback is announced"
     );
     assert!(
-        stderr(&o).contains("context_window.auto_detect = true has no effect yet"),
+        stderr(&o).contains("context_window.auto_detect = true has nothing to ask"),
         "a setting without effect says so: {}",
         stderr(&o)
     );

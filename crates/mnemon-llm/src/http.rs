@@ -38,14 +38,20 @@ pub struct Http {
 
 static CRYPTO: Once = Once::new();
 
+/// Installs rustls's ring provider for the process, once. reqwest is built
+/// here without a default provider (see Cargo.toml), and Cargo unifies
+/// that feature for every reqwest in the build: a program that makes its
+/// own reqwest client next to mnemon calls this first. A provider
+/// installed already by someone else is kept.
+pub fn ensure_crypto() {
+    CRYPTO.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
 impl Http {
     pub fn new(limits: Limits) -> Result<Http, LlmError> {
-        // reqwest is built without a default crypto provider (see
-        // Cargo.toml); ring is installed once for the process. Another
-        // part of the program may have installed one first, which is fine.
-        CRYPTO.call_once(|| {
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        });
+        ensure_crypto();
         let client = Client::builder()
             .connect_timeout(limits.connect)
             .timeout(limits.request)

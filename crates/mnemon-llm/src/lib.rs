@@ -28,7 +28,7 @@ use mnemon_core::config::{LlmEndpoint, LlmProvider, LlmSection};
 pub use anthropic::Anthropic;
 pub use client::{ChatMessage, ChatReply, ChatRequest, Client, Probe, Usage};
 pub use error::LlmError;
-pub use http::{Http, Limits};
+pub use http::{Http, Limits, ensure_crypto};
 pub use ollama::Ollama;
 pub use openai::OpenAi;
 pub use parser::LlmParser;

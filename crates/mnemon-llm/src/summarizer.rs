@@ -152,40 +152,6 @@ fn strip_ids(text: &str) -> String {
     text.to_string()
 }
 
-/// `o1,o2,o3,m7` as `o1-o3,m7`: a line of a summary may stand for many
-/// items, and listing each id would cost more than the line.
-pub(crate) fn ranges(ids: &[String]) -> Vec<String> {
-    let mut parsed: Vec<(char, u64, &str)> = Vec::new();
-    let mut other: Vec<String> = Vec::new();
-    for id in ids {
-        let mut chars = id.chars();
-        match (chars.next(), chars.as_str().parse::<u64>()) {
-            (Some(p), Ok(n)) if p.is_ascii_alphabetic() => parsed.push((p, n, id)),
-            _ => other.push(id.clone()),
-        }
-    }
-    parsed.sort_by_key(|(p, n, _)| (*p, *n));
-    parsed.dedup_by_key(|(p, n, _)| (*p, *n));
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < parsed.len() {
-        let (p, start, _) = parsed[i];
-        let mut end = start;
-        while i + 1 < parsed.len() && parsed[i + 1].0 == p && parsed[i + 1].1 == end + 1 {
-            i += 1;
-            end += 1;
-        }
-        out.push(if start == end {
-            format!("{p}{start}")
-        } else {
-            format!("{p}{start}-{p}{end}")
-        });
-        i += 1;
-    }
-    out.extend(other);
-    out
-}
-
 /// Splits items into runs whose verbatim size stays within `budget`.
 fn chunks<'a>(
     items: &[&'a SourceItem],
@@ -224,7 +190,7 @@ impl Run<'_> {
     /// Summarizes one chunk into lines carrying its sources: by the LLM,
     /// else extractively. A chunk the server refuses for length is split.
     fn map(&self, stage: &str, chunk: &[&SourceItem], words: u64, tokens: u64) -> Vec<Line> {
-        let sources: Vec<String> = ranges(
+        let sources: Vec<String> = spans(
             &chunk
                 .iter()
                 .flat_map(|i| i.sources.clone())
@@ -375,9 +341,11 @@ impl Summarizer for LlmSummarizer {
                 let stage = format!("map {}/{}", k + 1, n);
                 notes.extend(run.map(&stage, part, words_for(share), share));
             }
-            // Reduce while the notes are over their space.
+            // Reduce while the notes are over their space, and only while
+            // reducing shrinks them; trimming does the rest.
+            let mut size = counter.count(&render(&notes)) as u64;
             for round in 1..=MAX_REDUCE_ROUNDS {
-                if counter.count(&render(&notes)) as u64 <= space || notes.len() < 2 {
+                if size <= space || notes.len() < 2 {
                     break;
                 }
                 let items: Vec<SourceItem> = notes.iter().map(Line::to_item).collect();
@@ -393,11 +361,16 @@ impl Summarizer for LlmSummarizer {
                     let sources: Vec<String> =
                         part.iter().flat_map(|i| i.sources.clone()).collect();
                     for l in &mut lines {
-                        l.sources = merge_ranges(&sources);
+                        l.sources = spans(&sources);
                     }
                     next.extend(lines);
                 }
+                let next_size = counter.count(&render(&next)) as u64;
+                if next_size >= size {
+                    break;
+                }
                 notes = next;
+                size = next_size;
             }
         }
         // Whole items verbatim around the notes, in order; then trimmed
@@ -472,26 +445,45 @@ fn words_for(tokens: u64) -> u64 {
     (tokens * 3 / 4).max(5)
 }
 
-/// Ranges over the union of range lists (`o1-o3`, `o4`) → `o1-o4`.
-fn merge_ranges(ids: &[String]) -> Vec<String> {
-    let mut expanded = Vec::new();
+/// The span of ids a line written by the model stands for: per kind of
+/// id (`o` operations, `m` messages), the first and the last, as `o3-o41`.
+/// The model's sentences mix their inputs, so a line cannot name its
+/// sources one by one; a span keeps the line short and says where to look
+/// (the audit lists every id summarized). Ids that are not a letter and a
+/// number are kept as they are. Already-spanned ids widen the span.
+pub(crate) fn spans(ids: &[String]) -> Vec<String> {
+    let mut bounds: std::collections::BTreeMap<char, (u64, u64)> = Default::default();
+    let mut other: Vec<String> = Vec::new();
     for id in ids {
-        match id.split_once('-') {
-            Some((a, b)) => {
-                let p = a.chars().next();
-                let lo = a.get(1..).and_then(|n| n.parse::<u64>().ok());
-                let hi = b.get(1..).and_then(|n| n.parse::<u64>().ok());
-                match (p, lo, hi) {
-                    (Some(p), Some(lo), Some(hi)) if hi >= lo && hi - lo < 1_000_000 => {
-                        expanded.extend((lo..=hi).map(|n| format!("{p}{n}")));
+        for part in id.split('-') {
+            let mut chars = part.chars();
+            match (chars.next(), chars.as_str().parse::<u64>()) {
+                (Some(p), Ok(n)) if p.is_ascii_alphabetic() => {
+                    let b = bounds.entry(p).or_insert((n, n));
+                    b.0 = b.0.min(n);
+                    b.1 = b.1.max(n);
+                }
+                _ => {
+                    if !other.contains(id) {
+                        other.push(id.clone());
                     }
-                    _ => expanded.push(id.clone()),
+                    break;
                 }
             }
-            None => expanded.push(id.clone()),
         }
     }
-    ranges(&expanded)
+    let mut out: Vec<String> = bounds
+        .into_iter()
+        .map(|(p, (lo, hi))| {
+            if lo == hi {
+                format!("{p}{lo}")
+            } else {
+                format!("{p}{lo}-{p}{hi}")
+            }
+        })
+        .collect();
+    out.extend(other);
+    out
 }
 
 #[cfg(test)]
@@ -499,14 +491,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ids_become_ranges() {
+    fn ids_become_spans() {
         let ids: Vec<String> = ["o1", "o2", "o3", "m7", "o5", "m8", "s-x"]
             .iter()
             .map(|s| s.to_string())
             .collect();
-        assert_eq!(ranges(&ids), vec!["m7-m8", "o1-o3", "o5", "s-x"]);
-        let merged = merge_ranges(&["o1-o3".to_string(), "o4".to_string()]);
-        assert_eq!(merged, vec!["o1-o4"]);
+        assert_eq!(spans(&ids), vec!["m7-m8", "o1-o5", "s-x"]);
+        let merged = spans(&["o1-o3".to_string(), "o9".to_string(), "m2".to_string()]);
+        assert_eq!(merged, vec!["m2", "o1-o9"]);
     }
 
     #[test]

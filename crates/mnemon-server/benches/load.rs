@@ -149,6 +149,7 @@ fn child_server(dir: &std::path::Path) {
 }
 
 fn main() {
+    mnemon::mnemon_llm::ensure_crypto();
     let raw: Vec<String> = std::env::args().collect();
     if let Some(at) = raw.iter().position(|a| a == "--serve") {
         child_server(std::path::Path::new(&raw[at + 1]));

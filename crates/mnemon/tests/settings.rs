@@ -202,12 +202,18 @@ fn compression_target_ratio_bounds_a_compacted_session_log() {
 }
 
 #[test]
-fn auto_detect_says_it_has_no_effect_yet() {
+fn auto_detect_without_a_server_says_it_has_nothing_to_ask() {
     let (m, _) = project("[context_window]\nauto_detect = true\n");
     let notes = m.settings().loaded().config.inert_settings();
     assert_eq!(notes.len(), 1);
     assert!(notes[0].contains("context_window.auto_detect"));
+    assert!(notes[0].contains("llm.provider"), "{}", notes[0]);
     let (m, _) = project("[context_window]\nauto_detect = false\n");
+    assert!(m.settings().loaded().config.inert_settings().is_empty());
+    // With a server configured, detection is in effect: no note.
+    let (m, _) = project(
+        "[context_window]\nauto_detect = true\n[llm]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nconnect_timeout_ms = 200\n",
+    );
     assert!(m.settings().loaded().config.inert_settings().is_empty());
 }
 

@@ -20,6 +20,9 @@ impl Running {
 
 /// A project in `dir` with a token for `default`, served on a free port.
 pub async fn start(dir: &Path) -> (Running, String) {
+    // The tests' reqwest shares mnemon-llm's TLS build, which needs the
+    // crypto provider installed.
+    mnemon::mnemon_llm::ensure_crypto();
     mnemon::init(
         dir,
         &mnemon::InitOptions {
