@@ -94,6 +94,17 @@ pub enum SetupError {
     Window(#[from] WindowError),
     #[error("chat format `{0}` is neither built in nor defined under [chat_formats.{0}]")]
     UnknownChatFormat(String),
+    /// The server serves less than mnemon can manage.
+    #[error(
+        "{server} serves a window of {served} tokens; × utilization_limit that is {effective}, below the {min} mnemon needs. {fix}, or raise context_window.utilization_limit"
+    )]
+    ServedTooSmall {
+        server: String,
+        served: u64,
+        effective: u64,
+        min: u64,
+        fix: String,
+    },
 }
 
 /// Resolves `config`, optionally for another model than `model.active`.
@@ -176,7 +187,27 @@ pub fn resolve_with(
         share(cw.utilization_limit, Ratio::ONE),
         thresholds,
         actions,
-    )?;
+    )
+    .map_err(|e| match (e, window_source) {
+        (WindowError::TooSmall { effective, min, .. }, WindowSource::Served) => {
+            let fix = detected
+                .and_then(|d| d.fix.clone())
+                .unwrap_or_else(|| "raise the server's context size".into());
+            let mut chars = fix.chars();
+            let fix = chars
+                .next()
+                .map(|c| c.to_uppercase().chain(chars).collect::<String>())
+                .unwrap_or_default();
+            SetupError::ServedTooSmall {
+                server: sizes.server.clone().unwrap_or_else(|| "the server".into()),
+                served: configured,
+                effective,
+                min,
+                fix,
+            }
+        }
+        (e, _) => SetupError::Window(e),
+    })?;
 
     let (profile_name, profile_source) = match (
         config.profile.name,
@@ -266,6 +297,58 @@ mod tests {
         let mut c = Config::default();
         c.model.active = model.map(Into::into);
         c
+    }
+
+    fn detected(model_max: Option<u64>, served: Option<u64>) -> Detected {
+        Detected {
+            server: "llama.cpp".into(),
+            model_max,
+            served,
+            fix: Some("start llama-server with a larger -c".into()),
+        }
+    }
+
+    #[test]
+    fn the_window_is_the_least_of_what_is_known() {
+        let mut c = cfg(Some("gpt-4o"));
+        let s = resolve_with(&c, None, Some(&detected(Some(8_192), Some(2_048)))).unwrap();
+        assert_eq!(s.window.configured_max(), 2_048);
+        assert_eq!(s.window_source, WindowSource::Served);
+        assert!(
+            s.warnings
+                .iter()
+                .any(|w| w.contains("serves a window of 2048"))
+        );
+        // The server's maximum is believed over the registry's.
+        let s = resolve_with(&c, None, Some(&detected(Some(64_000), None))).unwrap();
+        assert_eq!(
+            (s.window.configured_max(), s.window_source),
+            (64_000, WindowSource::Model)
+        );
+        c.context_window.max_tokens = Some(4_096);
+        let s = resolve_with(&c, None, Some(&detected(Some(64_000), Some(32_000)))).unwrap();
+        assert_eq!(
+            (s.window.configured_max(), s.window_source),
+            (4_096, WindowSource::Config)
+        );
+        assert_eq!(s.window_sizes.registry, Some(128_000));
+        // Nothing configured but a served window: no fallback warning.
+        let s = resolve_with(&cfg(None), None, Some(&detected(None, Some(2_048)))).unwrap();
+        assert_eq!(s.window_source, WindowSource::Served);
+        assert!(!s.warnings.iter().any(|w| w.contains("fallback_size")));
+    }
+
+    #[test]
+    fn a_served_window_too_small_names_the_server_and_its_fix() {
+        let mut c = cfg(None);
+        c.context_window.utilization_limit = 0.9;
+        let e = resolve_with(&c, None, Some(&detected(Some(8_192), Some(2_048)))).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("llama.cpp serves a window of 2048 tokens"),
+            "{msg}"
+        );
+        assert!(msg.contains("Start llama-server with a larger -c"), "{msg}");
     }
 
     #[test]

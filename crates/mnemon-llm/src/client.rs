@@ -45,6 +45,9 @@ pub struct ChatRequest {
     /// A JSON schema the answer must follow, where the server can enforce
     /// one.
     pub json_schema: Option<serde_json::Value>,
+    /// About how many tokens the prompt is (counted by the caller), so a
+    /// server that reads far fewer can be caught cutting it.
+    pub expected_prompt_tokens: Option<u64>,
 }
 
 /// What the server reported about a call's size.

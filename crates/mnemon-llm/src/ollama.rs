@@ -193,6 +193,17 @@ impl Client for Ollama {
                 reason: "the stream ended before its `done` line".into(),
             });
         }
+        // An Ollama that ignores `truncate: false` drops the oldest
+        // messages silently; reading under half of what was sent is that
+        // (its prompt cache lowers the count too, but not by half of a
+        // request whose context changed).
+        if let (Some(read), Some(sent)) = (reply.usage.prompt_tokens, req.expected_prompt_tokens)
+            && read * 2 < sent
+        {
+            reply.truncated = Some(format!(
+                "Ollama read {read} of about {sent} prompt tokens: it may have dropped the oldest messages to fit its window. Raise num_ctx (OLLAMA_CONTEXT_LENGTH) or lower the budget"
+            ));
+        }
         Ok(reply)
     }
 }

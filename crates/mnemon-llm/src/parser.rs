@@ -53,6 +53,7 @@ impl LlmParser {
             window: None,
             temperature: Some(0.0),
             json_schema: Some(schema),
+            expected_prompt_tokens: None,
         };
         let reply = self.client.chat(&req, &mut |_| {}).ok()?;
         let text = reply.text.trim();

@@ -110,6 +110,7 @@ impl LlmSummarizer {
             window: Some(self.window),
             temperature: Some(0.0),
             json_schema: None,
+            expected_prompt_tokens: None,
         };
         let reply = self.client.chat(&req, &mut |_| {})?;
         let lines = note_lines(&reply.text);

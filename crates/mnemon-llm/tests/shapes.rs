@@ -17,10 +17,11 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mnemon_core::chat::{Command, CommandParser, Parsed};
 use mnemon_core::compress::{SourceItem, Summarizer};
 use mnemon_core::config::{LlmEndpoint, LlmProvider};
 use mnemon_core::tokens::Heuristic;
-use mnemon_llm::{ChatMessage, ChatRequest, Client, Limits, LlmError, LlmSummarizer};
+use mnemon_llm::{ChatMessage, ChatRequest, Client, Limits, LlmError, LlmParser, LlmSummarizer};
 use serde_json::{Value, json};
 
 /// One scripted answer.
@@ -608,4 +609,100 @@ fn an_empty_or_failing_summarizer_falls_back_to_extractive_and_says_why() {
             .contains("an earlier call failed")
     );
     assert!(out.text.contains("never run migrations on Fridays"));
+}
+
+/// A parser double: answers every request with `reply` as the content.
+fn parser_with(reply: &'static str) -> (Double, LlmParser) {
+    let d = summarizer_server(reply);
+    let client: Arc<dyn Client> = Arc::from(connect(
+        &endpoint(LlmProvider::Openai, &d.addr, None),
+        fast(),
+    ));
+    (d, LlmParser::new(client))
+}
+
+#[test]
+fn the_llm_parser_rewrites_into_a_supported_form_and_the_rules_validate_it() {
+    let (d, p) = parser_with(r#"{"command": "create an epic for billing"}"#);
+    match p.parse("billing deserves its own big chunk of work") {
+        Parsed::Command(Command::Create { titles, .. }) => assert_eq!(titles, vec!["billing"]),
+        other => panic!("{other:?}"),
+    }
+    let sent = d.body_of("/v1/chat/completions");
+    assert!(
+        sent["response_format"]["json_schema"]["schema"].is_object(),
+        "{sent}"
+    );
+    // A line the rules understand never reaches the model.
+    let before = d.count("/v1/chat/completions");
+    assert!(matches!(p.parse("list epics"), Parsed::Command(_)));
+    assert_eq!(d.count("/v1/chat/completions"), before);
+}
+
+#[test]
+fn an_invalid_llm_rewrite_falls_back_to_the_rules_help() {
+    for reply in [
+        "not json at all",
+        r#"{"command": ""}"#,
+        r#"{"command": "launch the rockets"}"#,
+        r#"{"other": 1}"#,
+    ] {
+        let (_d, p) = parser_with(reply);
+        match p.parse("billing deserves its own big chunk of work") {
+            Parsed::Unknown { closest } => assert!(!closest.is_empty(), "{reply}"),
+            other => panic!("{reply}: {other:?}"),
+        }
+    }
+    // A server that is down is the same as no rewrite.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let client: Arc<dyn Client> = Arc::from(connect(
+        &endpoint(
+            LlmProvider::Openai,
+            &format!("http://127.0.0.1:{port}"),
+            None,
+        ),
+        Limits {
+            retries: 0,
+            ..fast()
+        },
+    ));
+    let p = LlmParser::new(client);
+    assert!(matches!(p.parse("do the thing"), Parsed::Unknown { .. }));
+}
+
+#[test]
+fn ollama_reading_far_fewer_prompt_tokens_than_sent_is_reported() {
+    let d = Double::start(|_, path, _| match path {
+        "/api/chat" => Answer::Raw(
+            200,
+            "application/x-ndjson",
+            ndjson(&[
+                json!({"message": {"content": "ok"}, "done": true, "done_reason": "stop",
+                           "prompt_eval_count": 1500, "eval_count": 1}),
+            ]),
+        ),
+        _ => Answer::Json(404, json!({"error": "not found"})),
+    });
+    let c = connect(&endpoint(LlmProvider::Ollama, &d.addr, Some("m")), fast());
+    let req = |expected| ChatRequest {
+        messages: vec![ChatMessage::user("hi")],
+        max_tokens: 8,
+        window: Some(8192),
+        expected_prompt_tokens: Some(expected),
+        ..ChatRequest::default()
+    };
+    let r = c.chat(&req(6000), &mut |_| {}).unwrap();
+    assert!(
+        r.truncated
+            .as_deref()
+            .unwrap()
+            .contains("1500 of about 6000"),
+        "{r:?}"
+    );
+    let r = c.chat(&req(1600), &mut |_| {}).unwrap();
+    assert!(r.truncated.is_none());
 }

@@ -990,3 +990,122 @@ fn one_engine_shared_by_threads_and_several_engines_on_one_file() {
         400
     );
 }
+
+/// A slow summarizer (an LLM's stand-in: the real one is tested against
+/// llama-server in mnemon-cli) that counts its calls and, during its first
+/// one, lets another process's engine write into the same database.
+struct SlowSummarizer {
+    inner: mnemon_core::compress::Extractive,
+    calls: std::sync::atomic::AtomicUsize,
+    during: std::sync::Mutex<Option<Box<dyn FnOnce() + Send>>>,
+}
+
+impl mnemon_core::compress::Summarizer for SlowSummarizer {
+    fn name(&self) -> &str {
+        "slow"
+    }
+
+    fn summarize(
+        &self,
+        items: &[mnemon_core::compress::SourceItem],
+        target: u64,
+        counter: &dyn mnemon_core::tokens::TokenCounter,
+    ) -> Result<mnemon_core::compress::Summary, mnemon_core::compress::CompressError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        if let Some(f) = self.during.lock().unwrap().take() {
+            f();
+        }
+        let mut s = self.inner.summarize(items, target, counter)?;
+        s.audit.stages.push(mnemon_core::compress::Stage {
+            stage: "map 1/1".into(),
+            by: "slow".into(),
+            items: items.len(),
+            ..Default::default()
+        });
+        Ok(s)
+    }
+}
+
+#[test]
+fn a_slow_summarizer_runs_once_outside_the_lock_and_a_write_during_it_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("mnemon.db");
+    let clock = SteppingClock::starting(T0);
+    let a = engine(
+        SqliteStore::open(&db).unwrap(),
+        16_384,
+        clock.clone(),
+        "orchestrator",
+    );
+    for i in 0..30 {
+        a.record(NewOperation::new(
+            "task_execution",
+            json!({"task": i, "result": format!("moved table t{i} to the new cluster")}),
+        ))
+        .unwrap();
+    }
+    let db2 = db.clone();
+    let clock2 = clock.clone();
+    let slow = SlowSummarizer {
+        inner: mnemon_core::compress::Extractive::default(),
+        calls: Default::default(),
+        during: std::sync::Mutex::new(Some(Box::new(move || {
+            // Another process, same agent, writing while the summary is
+            // being made: the engine's lock is not held, so it proceeds.
+            let b = engine(
+                SqliteStore::open(&db2).unwrap(),
+                16_384,
+                clock2,
+                "orchestrator",
+            );
+            b.record(NewOperation::new(
+                "error",
+                json!({"error": "replica lag on db-9 during the move"}),
+            ))
+            .unwrap();
+        }))),
+    };
+    let out = a.refresh_with("manual", &slow).unwrap();
+    assert_eq!(
+        slow.calls.load(Ordering::SeqCst),
+        1,
+        "the slow summarizer ran once"
+    );
+    let refreshed = out
+        .events
+        .iter()
+        .find_map(|e| match e {
+            EngineEvent::Refreshed {
+                summarized_by,
+                fell_back,
+                ..
+            } => Some((summarized_by.clone(), fell_back.clone())),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(refreshed.0, "slow");
+    assert!(
+        refreshed
+            .1
+            .iter()
+            .any(|r| r.contains("written while the summary was made")),
+        "{refreshed:?}"
+    );
+    // The write that landed during the call is stored and summarized.
+    let session = a
+        .memory()
+        .store()
+        .active_session("orchestrator")
+        .unwrap()
+        .unwrap();
+    let summary = session.summary.unwrap();
+    assert!(summary.contains("replica lag on db-9"), "{summary}");
+    let all = a
+        .memory()
+        .recent(&OperationQuery {
+            limit: Some(1_000),
+            ..OperationQuery::default()
+        })
+        .unwrap();
+    assert!(all.iter().any(|o| o.kind == "error"));
+}

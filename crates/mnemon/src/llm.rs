@@ -263,6 +263,7 @@ impl Mnemon {
                 window: probe.served,
                 temperature: Some(0.0),
                 json_schema: None,
+                expected_prompt_tokens: None,
             },
             &mut |_| {},
         )?;
@@ -310,6 +311,7 @@ impl Mnemon {
                 window: Some(request.window),
                 temperature: None,
                 json_schema: None,
+                expected_prompt_tokens: Some(request.server_tokens.unwrap_or(request.tokens)),
             };
             match client.chat(&req, on_text) {
                 Ok(r) => break r,
