@@ -373,14 +373,21 @@ impl Mnemon {
             setup.profile.working_memory_max_operations.value as usize,
             setup.profile.working_memory_max_tokens.value,
         );
+        let config = &inner.settings.loaded().config;
+        // Validation has compiled every pattern already.
+        let redactor = config
+            .redaction
+            .redactor()
+            .map_err(|e| Error::Input(e.to_string()))?;
         let memory = Memory::new(
             store,
             counter,
             Arc::clone(&inner.clock),
             self.agent.as_deref(),
             limits,
-        );
-        let cfg = setup.engine_config(&inner.settings.loaded().config);
+        )
+        .with_redactor(redactor);
+        let cfg = setup.engine_config(config);
         Ok(Engine::new(memory, cfg))
     }
 

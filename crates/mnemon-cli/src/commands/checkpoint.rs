@@ -110,6 +110,17 @@ pub fn notice(ev: &EngineEvent) -> String {
             }
             line
         }
+        EngineEvent::Redacted { secrets } => {
+            let mut kinds: Vec<&str> = secrets.iter().map(String::as_str).collect();
+            kinds.sort_unstable();
+            kinds.dedup();
+            format!(
+                "{BOLD}redacted{BOLD:#} {} secret{} before storing ({}); the text keeps a placeholder. Keep secrets out of memory, or turn this off with [redaction] enabled = false",
+                secrets.len(),
+                if secrets.len() == 1 { "" } else { "s" },
+                kinds.join(", ")
+            )
+        }
         EngineEvent::SessionLogCompacted {
             input_tokens,
             output_tokens,

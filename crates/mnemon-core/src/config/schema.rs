@@ -29,6 +29,8 @@ pub struct Config {
     /// The model server, if any (`mnemon ask`, window detection, LLM
     /// summaries).
     pub llm: super::LlmSection,
+    /// Secrets removed before anything is stored.
+    pub redaction: RedactionSection,
     /// Extra models, or overrides of built-in ones, by id.
     pub models: BTreeMap<String, ModelOverride>,
     /// Extra chat framings, or overrides of built-in ones, by name.
@@ -136,6 +138,49 @@ pub struct ProfileSection {
     pub max_decision_records: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decision_record_max_tokens: Option<u64>,
+}
+
+/// `[redaction]`: API keys, tokens, private keys and passwords are replaced
+/// by a typed placeholder before anything is stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RedactionSection {
+    pub enabled: bool,
+    /// More secrets of your own, on top of the built-in ones.
+    pub patterns: Vec<RedactionPattern>,
+}
+
+impl Default for RedactionSection {
+    fn default() -> Self {
+        RedactionSection {
+            enabled: true,
+            patterns: Vec::new(),
+        }
+    }
+}
+
+/// One secret of the user's own: its name (shown in the placeholder) and a
+/// regular expression (Rust `regex` syntax).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedactionPattern {
+    pub name: String,
+    pub regex: String,
+}
+
+impl RedactionSection {
+    /// The redactor this section describes.
+    pub fn redactor(&self) -> Result<crate::memory::Redactor, crate::memory::PatternError> {
+        if !self.enabled {
+            return Ok(crate::memory::Redactor::off());
+        }
+        let extra: Vec<(String, String)> = self
+            .patterns
+            .iter()
+            .map(|p| (p.name.clone(), p.regex.clone()))
+            .collect();
+        crate::memory::Redactor::with_patterns(&extra)
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -246,6 +246,24 @@ pub(crate) fn validate(c: &Config, is_set: &dyn Fn(&str) -> bool) -> Vec<Violati
     }
 
     llm(&mut k, &c.llm);
+    for (i, p) in c.redaction.patterns.iter().enumerate() {
+        if p.name.trim().is_empty() {
+            k.fail(
+                &format!("redaction.patterns[{i}].name"),
+                "\"\"",
+                "a name, shown in the placeholder: [redacted: <name>]",
+            );
+        }
+        if let Err(e) = regex::Regex::new(&p.regex) {
+            let first = e.to_string();
+            let first = first.lines().last().unwrap_or_default().trim().to_string();
+            k.fail(
+                &format!("redaction.patterns[{i}].regex"),
+                format!("{:?}", p.regex),
+                format!("a regular expression (Rust regex syntax): {first}"),
+            );
+        }
+    }
 
     let pb = &c.phase_budgets;
     if !(0.0..1.0).contains(&pb.buffer) {

@@ -287,6 +287,11 @@ pub enum EngineEvent {
         input_tokens: u64,
         output_tokens: u64,
     },
+    /// Secrets were removed from what was stored, one kind per secret
+    /// (`openai key`, `password`); the stored text has a placeholder.
+    Redacted {
+        secrets: Vec<String>,
+    },
 }
 
 /// The result of a write: what was stored, what the engine did about it,
@@ -638,6 +643,11 @@ impl<S: EngineStore> Engine<S> {
         checkpoints: Vec<Checkpoint>,
     ) -> Result<Outcome<T>, EngineError> {
         let wm = self.working_memory_of(&v)?;
+        let mut events = events;
+        let secrets = self.memory.take_redactions();
+        if !secrets.is_empty() {
+            events.insert(0, EngineEvent::Redacted { secrets });
+        }
         Ok(Outcome {
             value,
             status: self.status_of(&v, wm.len()),

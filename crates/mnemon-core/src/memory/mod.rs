@@ -9,6 +9,7 @@ mod entities;
 pub mod episodic;
 mod hot;
 pub mod privacy;
+mod redact;
 mod service;
 pub mod session_log;
 mod store;
@@ -24,6 +25,7 @@ pub use entities::{
 };
 pub use episodic::{DocKind, Document};
 pub use hot::{HotContext, HotItem, HotItemChange, HotItemDraft, HotKind, HotStatus, Priority};
+pub use redact::{PatternError, Redactor};
 pub use service::{Memory, RestoredSession, data_text};
 pub use store::{
     DecisionStore, DocumentStore, EntityStore, HotStore, OperationLog, SessionStore, Store,

@@ -11,6 +11,7 @@ use super::entities::{Entity, EntityChange, EntityDraft, EntityStatus, NewEntity
 use super::episodic::{DocKind, Document};
 use super::hot::{HotContext, HotItem, HotItemChange, HotItemDraft, HotKind, HotStatus, Priority};
 use super::privacy::{strip_reasoning, strip_reasoning_fields};
+use super::redact::Redactor;
 use super::store::{Store, StoreError};
 use super::types::{
     Clock, Message, MessageDraft, MessageQuery, NewMessage, NewOperation, Operation,
@@ -36,6 +37,9 @@ pub struct Memory<S> {
     clock: Arc<dyn Clock>,
     agent: String,
     working_limits: (usize, u64),
+    redactor: Redactor,
+    /// Kinds of secret removed since the engine last asked, for its notice.
+    redacted: std::sync::Mutex<Vec<String>>,
 }
 
 impl<S> std::fmt::Debug for Memory<S> {
@@ -67,7 +71,47 @@ impl<S: Store> Memory<S> {
                 .unwrap_or(DEFAULT_AGENT)
                 .to_string(),
             working_limits,
+            redactor: Redactor::default(),
+            redacted: std::sync::Mutex::new(Vec::new()),
         }
+    }
+
+    /// Secrets are redacted with `r` (built-in rules plus config's).
+    pub fn with_redactor(mut self, r: Redactor) -> Self {
+        self.redactor = r;
+        self
+    }
+
+    /// The kinds of secret redacted since the last call (one per secret).
+    pub fn take_redactions(&self) -> Vec<String> {
+        std::mem::take(&mut *self.redacted.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Text as it may be stored: reasoning blocks cut, secrets redacted.
+    /// `note` records what was redacted for the write's notice; counting
+    /// tokens ahead of a write does not.
+    fn clean_text(&self, text: &str, note: bool) -> String {
+        let (out, found) = self.redactor.redact(&strip_reasoning(text));
+        if note && !found.is_empty() {
+            self.redacted
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .extend(found);
+        }
+        out
+    }
+
+    /// Data as it may be stored: reasoning fields dropped, secrets redacted.
+    fn clean_data(&self, data: &serde_json::Value, note: bool) -> serde_json::Value {
+        let (data, _) = strip_reasoning_fields(data);
+        let (data, found) = self.redactor.redact_json(&data);
+        if note && !found.is_empty() {
+            self.redacted
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .extend(found);
+        }
+        data
     }
 
     pub fn store(&self) -> &S {
@@ -107,7 +151,7 @@ impl<S: Store> Memory<S> {
     /// count if given, else the operation's type and text counted exactly.
     pub fn operation_tokens(&self, new: &NewOperation) -> u64 {
         new.tokens.unwrap_or_else(|| {
-            let (data, _) = strip_reasoning_fields(&new.data);
+            let data = self.clean_data(&new.data, false);
             self.counter
                 .count(&format!("{} {}", new.kind.trim(), data_text(&data))) as u64
         })
@@ -116,7 +160,7 @@ impl<S: Store> Memory<S> {
     /// The tokens [`Memory::message`] will store for `new`.
     pub fn message_tokens(&self, new: &NewMessage) -> u64 {
         new.tokens
-            .unwrap_or_else(|| self.counter.count(&strip_reasoning(&new.content)) as u64)
+            .unwrap_or_else(|| self.counter.count(&self.clean_text(&new.content, false)) as u64)
     }
 
     pub fn record(&self, new: NewOperation) -> Result<Operation, StoreError> {
@@ -126,7 +170,7 @@ impl<S: Store> Memory<S> {
                 "an operation needs a type, such as nl_command or task_execution".into(),
             ));
         }
-        let (data, _) = strip_reasoning_fields(&new.data);
+        let data = self.clean_data(&new.data, true);
         let text = data_text(&data);
         let tokens = self.operation_tokens(&new);
         // Commands come from a person; everything else is the agent's doing.
@@ -156,7 +200,7 @@ impl<S: Store> Memory<S> {
     }
 
     pub fn message(&self, new: NewMessage) -> Result<Message, StoreError> {
-        let content = strip_reasoning(&new.content);
+        let content = self.clean_text(&new.content, true);
         if content.trim().is_empty() {
             return Err(StoreError::Invalid(
                 "a message needs content (after removing any <think> blocks)".into(),
@@ -209,8 +253,9 @@ impl<S: Store> Memory<S> {
         if let Some(active) = self.store.active_session(&self.agent)? {
             self.end_session(Some(&active.id))?;
         }
+        let title = title.map(|t| self.clean_text(t, true));
         self.store
-            .create_session(None, title, &self.agent, self.clock.now())
+            .create_session(None, title.as_deref(), &self.agent, self.clock.now())
     }
 
     fn session_or_current(&self, id: Option<&str>) -> Result<Session, StoreError> {
@@ -248,7 +293,7 @@ impl<S: Store> Memory<S> {
             &s.id,
             &SessionChange {
                 status: Some(SessionStatus::Archived),
-                title: title.map(str::to_string),
+                title: title.map(|t| self.clean_text(t, true)),
                 ended_at: Some(s.ended_at.unwrap_or_else(|| self.clock.now())),
                 ..SessionChange::default()
             },
@@ -298,7 +343,7 @@ impl<S: Store> Memory<S> {
         priority: Option<Priority>,
         parent: Option<&str>,
     ) -> Result<HotItem, StoreError> {
-        let text = strip_reasoning(text);
+        let text = self.clean_text(text, true);
         if text.trim().is_empty() {
             return Err(StoreError::Invalid(format!("a {} needs text", kind.name())));
         }
@@ -315,7 +360,9 @@ impl<S: Store> Memory<S> {
             let item = self.store.add_hot_item(&HotItemDraft {
                 kind,
                 text: text.trim().to_string(),
-                detail: detail.map(strip_reasoning).filter(|d| !d.trim().is_empty()),
+                detail: detail
+                    .map(|d| self.clean_text(d, true))
+                    .filter(|d| !d.trim().is_empty()),
                 parent_id,
                 priority: if kind == HotKind::Goal {
                     Some(priority.unwrap_or_default())
@@ -354,6 +401,8 @@ impl<S: Store> Memory<S> {
         }
         let change = HotItemChange {
             agent: Some(self.agent.clone()),
+            text: change.text.as_deref().map(|t| self.clean_text(t, true)),
+            detail: change.detail.as_deref().map(|d| self.clean_text(d, true)),
             ..change
         };
         self.store.atomically(|| {
@@ -379,6 +428,14 @@ impl<S: Store> Memory<S> {
     fn decision_draft(&self, d: &NewDecision) -> Result<DecisionRecord, StoreError> {
         d.validate()
             .map_err(|e| StoreError::Invalid(e.to_string()))?;
+        // Every text of the record, redacted: the record round-trips
+        // through JSON so no field is missed.
+        let d: NewDecision = serde_json::to_value(d)
+            .ok()
+            .map(|v| self.clean_data(&v, true))
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_else(|| d.clone());
+        let d = &d;
         Ok(DecisionRecord {
             id: String::new(),
             timestamp: self.clock.now(),
@@ -511,8 +568,12 @@ impl<S: Store> Memory<S> {
         self.store.atomically(|| {
             let entity = self.store.create_entity(&EntityDraft {
                 kind: e.kind,
-                title: title.to_string(),
-                description: e.description.clone().filter(|d| !d.trim().is_empty()),
+                title: self.clean_text(title, true),
+                description: e
+                    .description
+                    .as_deref()
+                    .map(|d| self.clean_text(d, true))
+                    .filter(|d| !d.trim().is_empty()),
                 priority,
                 parent: e.parent,
                 status: EntityStatus::Pending,
@@ -531,6 +592,15 @@ impl<S: Store> Memory<S> {
                 "priority {p} is out of range: use 1 (most urgent) to 5"
             )));
         }
+        let change = EntityChange {
+            title: change.title.as_deref().map(|t| self.clean_text(t, true)),
+            description: change
+                .description
+                .as_deref()
+                .map(|d| self.clean_text(d, true)),
+            ..change.clone()
+        };
+        let change = &change;
         self.store.atomically(|| {
             let entity = self.store.update_entity(number, change, self.clock.now())?;
             self.log_entity("entity_updated", &entity)?;
