@@ -119,6 +119,29 @@ pub enum Command {
     /// The configured model server ([llm] in config).
     #[command(subcommand)]
     Llm(LlmCommand),
+    /// A consistent snapshot of the project's database in FILE, taken while others may write.
+    Backup(BackupArgs),
+    /// Replace this project's database with a backup (checked first; --force when it has
+    /// history, which is set aside, never deleted).
+    Restore(RestoreArgs),
+    /// Check the database (integrity, search indexes, orphans, schema) and the project's
+    /// identity, and render every view again. Exit 3 when something is wrong.
+    Doctor,
+}
+
+#[derive(Debug, Args)]
+pub struct BackupArgs {
+    /// The file to write; it must not exist.
+    pub file: std::path::PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    /// A file written by `mnemon backup`.
+    pub file: std::path::PathBuf,
+    /// Replace a database that has history (it is kept as mnemon.db.replaced-<time>).
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]

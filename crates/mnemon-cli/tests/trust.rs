@@ -123,3 +123,143 @@ fn redaction_can_be_extended_and_turned_off() {
     assert!(out.status.success());
     assert!(common::ok(dir, &["hot"]).contains(KEY), "off means off");
 }
+
+/// Every operation id in a project.
+fn op_ids(dir: &Path) -> Vec<String> {
+    let v = common::json(dir, &["recent", "--limit", "100000", "--json"]);
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_backup_taken_during_eight_writers_restores_to_a_healthy_store() {
+    let p = common::project();
+    let dir = p.path().to_path_buf();
+    common::ok(&dir, &["remember", "the backup drill runs on Tuesdays"]);
+    let writers: Vec<_> = (0..8)
+        .map(|w| {
+            let dir = dir.clone();
+            std::thread::spawn(move || {
+                for i in 0..25 {
+                    common::ok(
+                        &dir,
+                        &[
+                            "record",
+                            "--type",
+                            "note",
+                            "--data",
+                            &format!(r#"{{"writer": {w}, "i": {i}}}"#),
+                        ],
+                    );
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let backup = dir.join("snapshot.db");
+    let out = common::mnemon(&dir, &["backup", backup.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for w in writers {
+        w.join().unwrap();
+    }
+    // The snapshot is one moment: a prefix of what the writers stored.
+    let fresh = tempfile::tempdir().unwrap();
+    let out = common::mnemon(fresh.path(), &["restore", backup.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doctor = common::mnemon(fresh.path(), &["doctor", "--json"]);
+    assert!(
+        doctor.status.success(),
+        "{}",
+        String::from_utf8_lossy(&doctor.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    assert_eq!(report["problems"].as_array().unwrap().len(), 0, "{report}");
+    let restored = op_ids(fresh.path());
+    let all = op_ids(&dir);
+    assert!(restored.len() <= all.len());
+    assert!(
+        restored.iter().all(|id| all.contains(id)),
+        "nothing in the backup that was not written"
+    );
+    let unique: std::collections::HashSet<_> = restored.iter().collect();
+    assert_eq!(unique.len(), restored.len(), "no duplicates");
+    assert!(common::ok(fresh.path(), &["hot"]).contains("the backup drill runs on Tuesdays"));
+    // The restored project works: it takes writes and keeps its identity.
+    common::ok(
+        fresh.path(),
+        &["record", "--type", "note", "--data", "{\"after\": 1}"],
+    );
+    assert!(common::mnemon(fresh.path(), &["doctor"]).status.success());
+
+    // Restoring over a project with history needs --force, and keeps the
+    // database it replaces.
+    let out = common::mnemon(&dir, &["restore", backup.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--force"));
+    let out = common::mnemon(&dir, &["restore", "--force", backup.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let kept = std::fs::read_dir(dir.join(".mnemon"))
+        .unwrap()
+        .flatten()
+        .any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("mnemon.db.replaced-")
+        });
+    assert!(kept, "the replaced database is set aside");
+    assert_eq!(op_ids(&dir).len(), restored.len());
+}
+
+#[test]
+fn doctor_finds_a_damaged_store_and_backup_refuses_to_overwrite() {
+    let p = common::project();
+    let dir = p.path();
+    common::ok(dir, &["remember", "x marks the spot"]);
+    let file = dir.join("b.db");
+    common::ok(dir, &["backup", file.to_str().unwrap()]);
+    let again = common::mnemon(dir, &["backup", file.to_str().unwrap()]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("exists already"));
+    // Not a backup at all.
+    let junk = dir.join("junk.db");
+    std::fs::write(&junk, b"not a database").unwrap();
+    let out = common::mnemon(dir, &["restore", "--force", junk.to_str().unwrap()]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not an SQLite database"));
+    assert!(
+        common::ok(dir, &["hot"]).contains("x marks the spot"),
+        "nothing changed"
+    );
+
+    // An orphan: a checkpoint naming a session that is gone.
+    let db = dir.join(".mnemon/mnemon.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "INSERT INTO checkpoints (id, project_id, agent, session_id, trigger, created_at, json)
+         SELECT 'CP-X', project_id, 'orchestrator', 'no-such-session', 'manual', 0, '{}' FROM sessions LIMIT 1;",
+    )
+    .unwrap();
+    drop(conn);
+    let out = common::mnemon(dir, &["doctor"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("orphan: 1 checkpoints name a session that does not exist"),
+        "{err}"
+    );
+    assert_eq!(out.status.code(), Some(3), "{err}");
+}

@@ -18,6 +18,7 @@ mod entities;
 mod error;
 mod hot;
 mod log;
+mod maintenance;
 mod migrate;
 mod optimizer;
 mod search;
@@ -31,6 +32,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use mnemon_core::memory::{Store, StoreError};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
+pub use maintenance::{Health, inspect, restore_into};
 pub use migrate::LATEST_SCHEMA;
 
 use error::map_err;

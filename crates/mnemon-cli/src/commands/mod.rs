@@ -11,6 +11,7 @@ pub mod hot;
 pub mod init;
 pub mod llm;
 pub mod log;
+pub mod maintenance;
 pub mod models;
 pub mod optimize;
 pub mod serve;

@@ -1,0 +1,150 @@
+//! Backup, restore and doctor: what users of a memory ask for first after
+//! "how do I delete something".
+
+use std::path::{Path, PathBuf};
+
+use mnemon_sqlite::Health;
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::identity::MARKER;
+use crate::settings::{DB_NAME, DIR_NAME, display_path};
+use crate::{Mnemon, OpenOptions, write_atomically};
+
+/// What `doctor` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct DoctorReport {
+    /// The database's integrity, search indexes, orphans and schema.
+    pub health: Health,
+    /// The project id in `.mnemon/project-id` matches the database's.
+    pub identity_ok: bool,
+    /// Rendered files written again from the database.
+    pub views_regenerated: usize,
+    /// Everything wrong, one line each; empty when healthy.
+    pub problems: Vec<String>,
+}
+
+impl DoctorReport {
+    /// Nothing is wrong.
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// What a restore did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Restored {
+    /// The project id the restored database carries.
+    pub project_id: String,
+    /// The project's database before, set aside (never deleted), when it
+    /// had anything.
+    pub previous: Option<PathBuf>,
+    /// Rows per table of the restored database.
+    pub rows: Vec<(String, u64)>,
+}
+
+impl Mnemon {
+    /// A consistent snapshot of the project's database in `dest` (a new
+    /// file), taken while other processes may be writing.
+    pub fn backup(&self, dest: &Path) -> Result<()> {
+        if self.dir().is_none() {
+            return Err(Error::Input(
+                "this project lives in memory; there is no database file to back up".into(),
+            ));
+        }
+        Ok(self.engine()?.memory().store().backup_to(dest)?)
+    }
+
+    /// Checks the database (integrity, search indexes, orphans, schema)
+    /// and the project's identity, and renders every view again.
+    pub fn doctor(&self) -> Result<DoctorReport> {
+        let store_id =
+            mnemon_core::memory::Store::project_id(self.engine()?.memory().store()).to_string();
+        let health = self.engine()?.memory().store().check()?;
+        let identity_ok = match self.dir() {
+            Some(d) => std::fs::read_to_string(d.join(MARKER))
+                .map(|s| s.trim() == store_id)
+                .unwrap_or(false),
+            None => true,
+        };
+        let mut problems = Vec::new();
+        for f in &health.integrity {
+            problems.push(format!("integrity: {f}"));
+        }
+        for f in &health.search_index {
+            problems.push(format!("search index: {f}"));
+        }
+        for f in &health.orphans {
+            problems.push(format!("orphan: {f}"));
+        }
+        if health.schema_version != health.latest_schema {
+            problems.push(format!(
+                "schema version {} (this mnemon writes {})",
+                health.schema_version, health.latest_schema
+            ));
+        }
+        if !identity_ok {
+            problems.push(format!(
+                ".mnemon/{MARKER} does not name this database's project ({store_id})"
+            ));
+        }
+        let views_regenerated = match self.export() {
+            Ok(n) => n,
+            Err(e) => {
+                problems.push(format!("views could not be rendered: {e}"));
+                0
+            }
+        };
+        Ok(DoctorReport {
+            health,
+            identity_ok,
+            views_regenerated,
+            problems,
+        })
+    }
+}
+
+/// Restores the project in `root` from a backup file. A project whose
+/// database has anything in it is replaced only with `force`, and then its
+/// database is first set aside (`mnemon.db.replaced-<time>`), never
+/// deleted. A directory without `.mnemon/` gets one (with the default
+/// configuration). The backup is checked before anything changes.
+pub fn restore(root: &Path, backup: &Path, force: bool, now_unix: u64) -> Result<Restored> {
+    let (_, health) = mnemon_sqlite::inspect(backup)?;
+    if !health.integrity.is_empty() {
+        return Err(Error::Input(format!(
+            "{} is damaged ({}); choose another backup",
+            display_path(backup),
+            health.integrity.join("; ")
+        )));
+    }
+    let dir = root.join(DIR_NAME);
+    if !dir.is_dir() {
+        crate::init(root, &crate::InitOptions::default())?;
+    }
+    let db = dir.join(DB_NAME);
+    let existing: u64 = if db.exists() {
+        let (_, h) = mnemon_sqlite::inspect(&db)?;
+        h.rows.iter().map(|(_, n)| n).sum()
+    } else {
+        0
+    };
+    if existing > 0 && !force {
+        return Err(Error::Input(format!(
+            "{} holds {existing} rows already; restoring replaces them. Run again with --force (the current database is set aside, not deleted), or restore into an empty directory",
+            display_path(&db)
+        )));
+    }
+    // An empty database is removed, one with rows set aside.
+    let previous = crate::identity::start_over(&dir, &db, now_unix)?;
+    let id = mnemon_sqlite::restore_into(backup, &db)?;
+    write_atomically(&dir.join(MARKER), format!("{id}\n").as_bytes())?;
+    let m = OpenOptions::new().open(root)?;
+    m.export()?;
+    let (_, h) = mnemon_sqlite::inspect(&db)?;
+    Ok(Restored {
+        project_id: id,
+        previous,
+        rows: h.rows,
+    })
+}
