@@ -46,12 +46,34 @@ impl<S: EngineStore + SearchStore> Engine<S> {
             cache: &self.counts,
         };
         let mut offers: BTreeMap<SectionKind, Vec<Candidate>> = BTreeMap::new();
+        let hot = self.store().hot_context()?;
+        // A hot item the context carries is not sent again as the
+        // operation that logged it (`note_added`, `goal_updated`).
+        let hot_ids: std::collections::HashSet<&str> = if req
+            .plan
+            .sections
+            .iter()
+            .any(|s| s.kind == SectionKind::HotContext)
+        {
+            hot.items.iter().map(|i| i.id.as_str()).collect()
+        } else {
+            Default::default()
+        };
         for s in &req.plan.sections {
             let c = match s.kind {
-                SectionKind::HotContext => candidates::hot(&self.store().hot_context()?),
+                SectionKind::HotContext => candidates::hot(&hot),
                 SectionKind::WorkingMemory => {
                     let wm = self.working_memory_of(&v)?;
-                    let ops: Vec<_> = wm.recent().cloned().collect();
+                    let ops: Vec<_> = wm
+                        .recent()
+                        .filter(|o| {
+                            let logs_hot =
+                                o.kind.ends_with("_added") || o.kind.ends_with("_updated");
+                            !(logs_hot
+                                && o.data["id"].as_str().is_some_and(|id| hot_ids.contains(id)))
+                        })
+                        .cloned()
+                        .collect();
                     let threshold = self.cfg.profile.summarization_threshold_tokens.value;
                     candidates::operations(&ops)
                         .into_iter()
@@ -125,7 +147,10 @@ impl<S: EngineStore + SearchStore> Engine<S> {
 
     fn doc(&self, kind: DocKind) -> Result<Vec<Candidate>, StoreError> {
         match self.store().document(kind, None) {
-            Ok(d) => Ok(candidates::document(kind.stem(), &d.content)),
+            // Only what the document says: an empty one adds nothing.
+            Ok(d) => Ok(crate::memory::episodic::lean(&d.content)
+                .map(|text| candidates::document(kind.stem(), &text))
+                .unwrap_or_default()),
             Err(StoreError::NotFound { .. }) => Ok(Vec::new()),
             Err(e) => Err(e),
         }

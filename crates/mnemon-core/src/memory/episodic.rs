@@ -76,6 +76,78 @@ pub fn body(content: &str) -> String {
         .join("\n")
 }
 
+/// What a document says when a section has nothing: useful in the files a
+/// person reads, noise in a context a model reads.
+pub const PLACEHOLDERS: &[&str] = &[
+    "No open epics",
+    "Nothing is in progress",
+    "No changes this session",
+    "None",
+    "Nothing is planned yet",
+    "The backlog is empty",
+    "No milestones are planned",
+];
+
+/// A document as a context carries it: placeholder bullets, zero
+/// statistics, and the `Last Updated` and `Session` lines dropped, then
+/// every heading left with nothing under it. `None` when nothing is left:
+/// an empty project's context carries no boilerplate.
+pub fn lean(text: &str) -> Option<String> {
+    let keep = |l: &str| {
+        let t = l.trim();
+        if let Some(item) = t.strip_prefix("- ") {
+            if PLACEHOLDERS.contains(&item) {
+                return false;
+            }
+            // `- **Total Epics**: 0`
+            if item.starts_with("**") && item.ends_with("**: 0") {
+                return false;
+            }
+        }
+        !(t.starts_with("**Last Updated**:") || t.starts_with("**Session**:"))
+    };
+    let lines: Vec<&str> = text.lines().filter(|l| keep(l)).collect();
+    // A heading stays only if something that is not a heading of the same
+    // or a higher level follows it before the next such heading.
+    let level = |l: &str| {
+        let t = l.trim_start();
+        let n = t.chars().take_while(|c| *c == '#').count();
+        (n > 0 && t[n..].starts_with(' ')).then_some(n)
+    };
+    let mut out: Vec<&str> = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if let Some(n) = level(l) {
+            let has_body = lines[i + 1..]
+                .iter()
+                .take_while(|next| level(next).is_none_or(|m| m > n))
+                .any(|next| level(next).is_none() && !next.trim().is_empty());
+            if !has_body {
+                continue;
+            }
+        }
+        out.push(l);
+    }
+    // Blank lines collapse.
+    let mut text = String::new();
+    let mut blank = true;
+    for l in out {
+        if l.trim().is_empty() {
+            if !blank {
+                text.push('\n');
+            }
+            blank = true;
+        } else {
+            text.push_str(l);
+            text.push('\n');
+            blank = false;
+        }
+    }
+    let body = text
+        .lines()
+        .any(|l| level(l).is_none() && !l.trim().is_empty());
+    body.then(|| text.trim_end().to_string())
+}
+
 fn bullets(items: impl IntoIterator<Item = String>, empty: &str) -> String {
     let lines: Vec<String> = items.into_iter().map(|i| format!("- {i}")).collect();
     if lines.is_empty() {
@@ -178,4 +250,20 @@ pub fn decision_log(at: Timestamp, oldest_first: &[DecisionRecord]) -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod lean_tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_document_leaves_nothing_and_a_full_one_keeps_its_facts() {
+        let empty = "# Project State\n\n**Last Updated**: 2026\n**Session**: x\n\n## Epics\n\n- No open epics\n\n## Statistics\n\n- **Total Epics**: 0\n- **Completed**: 0\n";
+        assert_eq!(lean(empty), None);
+        let full = "# Project State\n\n**Last Updated**: 2026\n\n## Epics\n\n- Epic #1 auth (1/3)\n\n## Blockers\n\n- None\n\n## Statistics\n\n- **Total Epics**: 1\n- **Blocked**: 0\n";
+        assert_eq!(
+            lean(full).unwrap(),
+            "# Project State\n\n## Epics\n\n- Epic #1 auth (1/3)\n\n## Statistics\n\n- **Total Epics**: 1"
+        );
+    }
 }
