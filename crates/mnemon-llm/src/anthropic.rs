@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use crate::client::{ChatMessage, ChatReply, ChatRequest, Client, Probe};
 use crate::error::{LlmError, excerpt};
-use crate::http::{Http, error_message, lines};
+use crate::http::{Http, error_message, push_text, read_stream};
 
 const VERSION: &str = "2023-06-01";
 
@@ -139,11 +139,8 @@ impl Client for Anthropic {
             || self.request(self.http.post(&url)).json(&body),
             &self.classify(&url),
         )?;
-        let mut reply = ChatReply::default();
         let mut done = false;
-        let text_len = std::cell::Cell::new(0usize);
-        let received = || text_len.get();
-        lines(&url, resp, &received, |line| {
+        let reply = read_stream(&url, resp, |line, reply| {
             let Some(data) = line.strip_prefix("data:") else {
                 return Ok(true);
             };
@@ -158,9 +155,7 @@ impl Client for Anthropic {
                 }
                 Some("content_block_delta") => {
                     if let Some(t) = v["delta"]["text"].as_str() {
-                        on_text(t);
-                        reply.text.push_str(t);
-                        text_len.set(reply.text.len());
+                        push_text(reply, on_text, t);
                     }
                 }
                 Some("message_delta") => {

@@ -9,6 +9,7 @@ use std::time::Duration;
 use reqwest::blocking::{Client, RequestBuilder, Response};
 use serde_json::Value;
 
+use crate::client::ChatReply;
 use crate::error::{LlmError, excerpt};
 
 /// Timeouts and retries, from `[llm]`.
@@ -203,34 +204,41 @@ pub fn error_message(body: &str) -> String {
     excerpt(body, 300)
 }
 
-/// Reads a streamed body line by line, handing each non-empty line to
-/// `f`; `f` returns false to stop. A body that breaks off is a
-/// [`LlmError::Cut`] naming how much had arrived.
-pub fn lines(
+/// Reads a streamed answer line by line into a [`ChatReply`]: `f` handles
+/// one non-empty line and returns false once the stream says it is done.
+/// A body that breaks off is a [`LlmError::Cut`] naming how much of the
+/// answer had arrived.
+pub fn read_stream(
     url: &str,
     resp: Response,
-    received: &dyn Fn() -> usize,
-    mut f: impl FnMut(&str) -> Result<bool, LlmError>,
-) -> Result<(), LlmError> {
+    mut f: impl FnMut(&str, &mut ChatReply) -> Result<bool, LlmError>,
+) -> Result<ChatReply, LlmError> {
+    let mut reply = ChatReply::default();
     let mut reader = BufReader::new(resp);
     let mut line = String::new();
     loop {
         line.clear();
         match reader.read_line(&mut line) {
-            Ok(0) => return Ok(()),
+            Ok(0) => return Ok(reply),
             Ok(_) => {
                 let t = line.trim();
-                if !t.is_empty() && !f(t)? {
-                    return Ok(());
+                if !t.is_empty() && !f(t, &mut reply)? {
+                    return Ok(reply);
                 }
             }
             Err(e) => {
                 return Err(LlmError::Cut {
                     url: url.to_string(),
-                    received: received(),
+                    received: reply.text.len(),
                     reason: e.to_string(),
                 });
             }
         }
     }
+}
+
+/// Adds a streamed piece of the answer, handing it on as it arrives.
+pub fn push_text(reply: &mut ChatReply, on_text: &mut dyn FnMut(&str), text: &str) {
+    on_text(text);
+    reply.text.push_str(text);
 }

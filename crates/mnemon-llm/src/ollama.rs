@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::client::{ChatReply, ChatRequest, Client, Probe, Usage};
 use crate::error::{LlmError, excerpt};
-use crate::http::{Http, error_message, lines};
+use crate::http::{Http, error_message, push_text, read_stream};
 
 #[derive(Debug)]
 pub struct Ollama {
@@ -155,11 +155,8 @@ impl Client for Ollama {
             || self.http.post(&url).json(&body),
             &self.classify(&url),
         )?;
-        let mut reply = ChatReply::default();
         let mut done = false;
-        let text_len = std::cell::Cell::new(0usize);
-        let received = || text_len.get();
-        lines(&url, resp, &received, |line| {
+        let mut reply = read_stream(&url, resp, |line, reply| {
             let v: Value = serde_json::from_str(line).map_err(|e| LlmError::BadReply {
                 url: url.clone(),
                 reason: format!("a streamed line is not JSON: {e}"),
@@ -171,9 +168,7 @@ impl Client for Ollama {
             if let Some(t) = v["message"]["content"].as_str()
                 && !t.is_empty()
             {
-                on_text(t);
-                reply.text.push_str(t);
-                text_len.set(reply.text.len());
+                push_text(reply, on_text, t);
             }
             if v["done"] == true {
                 done = true;

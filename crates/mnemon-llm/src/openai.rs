@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::client::{ChatReply, ChatRequest, Client, Probe, Usage};
 use crate::error::{LlmError, excerpt};
-use crate::http::{Http, error_message, lines, transport_error};
+use crate::http::{Http, error_message, push_text, read_stream, transport_error};
 
 /// An OpenAI-compatible server.
 #[derive(Debug)]
@@ -234,11 +234,8 @@ impl Client for OpenAi {
             || self.auth(self.http.post(&url)).json(&body),
             &self.classify(&url),
         )?;
-        let mut reply = ChatReply::default();
         let mut done = false;
-        let text_len = std::cell::Cell::new(0usize);
-        let received = || text_len.get();
-        lines(&url, resp, &received, |line| {
+        let reply = read_stream(&url, resp, |line, reply| {
             let Some(data) = line.strip_prefix("data:") else {
                 return Ok(true);
             };
@@ -257,9 +254,7 @@ impl Client for OpenAi {
             }
             if let Some(choice) = v["choices"].as_array().and_then(|c| c.first()) {
                 if let Some(t) = choice["delta"]["content"].as_str() {
-                    on_text(t);
-                    reply.text.push_str(t);
-                    text_len.set(reply.text.len());
+                    push_text(reply, on_text, t);
                 }
                 if let Some(f) = choice["finish_reason"].as_str() {
                     reply.finish_reason = Some(f.to_string());
@@ -272,14 +267,6 @@ impl Client for OpenAi {
                 };
             }
             Ok(true)
-        })
-        .map_err(|e| match e {
-            LlmError::Cut { url, reason, .. } => LlmError::Cut {
-                url,
-                received: text_len.get(),
-                reason,
-            },
-            other => other,
         })?;
         if !done && reply.finish_reason.is_none() {
             return Err(LlmError::Cut {
