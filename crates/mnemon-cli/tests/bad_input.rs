@@ -51,6 +51,17 @@ fn with_env(mut c: Case, k: &[u8], v: &[u8]) -> Case {
     c
 }
 
+/// A message as the snapshot keeps it: the project's path and the ids
+/// that change from run to run replaced by names.
+fn shown(stderr: &str, dir: &Path) -> String {
+    let text = stderr.replace(&dir.display().to_string(), "<project>");
+    let uuid =
+        regex::Regex::new(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}").unwrap();
+    let text = uuid.replace_all(&text, "<id>");
+    let tmp = regex::Regex::new(r"/tmp/\.tmp[A-Za-z0-9]+").unwrap();
+    tmp.replace_all(&text, "<tmp>").trim_end().to_string()
+}
+
 fn run(dir: &Path, c: &Case) -> (Option<i32>, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_mnemon"));
     cmd.args(&c.args)
@@ -464,6 +475,13 @@ fn the_catalogue_of_bad_inputs_is_refused_cleanly_and_the_canary_survives() {
             && hot.to_string().contains("canary fact is 7731")
     };
     assert!(canary());
+    // Everything stored: no refused input may change any of it.
+    let stored = || {
+        let ops = common::json(d, &["recent", "--limit", "100000", "--json"]);
+        let hot = common::json(d, &["hot", "--json"]);
+        format!("{ops}{hot}")
+    };
+    let before = stored();
 
     let mut all = Vec::new();
     all.extend(numbers());
@@ -473,6 +491,7 @@ fn the_catalogue_of_bad_inputs_is_refused_cleanly_and_the_canary_survives() {
     all.extend(ids());
     all.extend(usage());
     let mut per_class = std::collections::BTreeMap::new();
+    let mut report = String::new();
     let started = std::time::Instant::now();
     for (i, c) in all.iter().enumerate() {
         let (code, stderr) = run(d, c);
@@ -498,7 +517,16 @@ fn the_catalogue_of_bad_inputs_is_refused_cleanly_and_the_canary_survives() {
         );
         assert!(canary(), "{what}: the canary is intact");
         *per_class.entry(c.class).or_insert(0) += 1;
+        report.push_str(&format!(
+            "## {i} {} · exit {}\n{}\n",
+            c.class,
+            c.code,
+            shown(&stderr, d)
+        ));
     }
+    assert_eq!(stored(), before, "nothing stored changed");
+    // What users see, case by case: a change to any message shows here.
+    insta::assert_snapshot!("catalogue", report);
     eprintln!(
         "{} cases in {:.1} s: {per_class:?}",
         all.len(),

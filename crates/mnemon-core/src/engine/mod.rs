@@ -545,10 +545,22 @@ impl<S: EngineStore> Engine<S> {
         write: impl FnOnce(&Memory<S>) -> Result<T, StoreError>,
     ) -> Result<Outcome<T>, EngineError> {
         let _g = self.lock();
+        let w = &self.cfg.window;
+        // An item that would cross the emergency line in an empty window
+        // can never enter: refused before anything happens, so a refused
+        // write leaves no refresh or checkpoint behind either.
+        let alone = self.view()?.calibration.apply(tokens);
+        if w.is_emergency(alone) {
+            let room = w.token_thresholds().emergency_from.saturating_sub(1);
+            return Err(EngineError::TooLarge {
+                tokens,
+                room,
+                effective_max: w.effective_max(),
+            });
+        }
         let mut events = Vec::new();
         let mut checkpoints = Vec::new();
         let session = self.memory.current_session()?;
-        let w = &self.cfg.window;
         let mut attempt = 0;
         let mut refreshed = false;
         let mut v = loop {
