@@ -81,12 +81,22 @@ fn start_server() -> (Server, u16) {
     (s, port)
 }
 
+/// A plain HTTP GET on loopback: the status line, headers and body.
 fn curl(url: &str) -> String {
-    Command::new("curl")
-        .args(["-s", url])
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
-        .unwrap_or_default()
+    use std::io::{Read, Write};
+    let rest = url.trim_start_matches("http://");
+    let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let Ok(mut s) = std::net::TcpStream::connect(host) else {
+        return String::new();
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+    let req = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+    if s.write_all(req.as_bytes()).is_err() {
+        return String::new();
+    }
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out
 }
 
 /// Seconds the server spent on prompts and on generation, from /metrics.

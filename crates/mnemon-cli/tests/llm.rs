@@ -71,11 +71,7 @@ impl Llama {
         let l = Llama { child, port };
         let start = Instant::now();
         loop {
-            let ok = Command::new("curl")
-                .args(["-sf", &format!("http://127.0.0.1:{port}/health")])
-                .output()
-                .is_ok_and(|o| o.status.success());
-            if ok {
+            if get(port, "/health").starts_with("HTTP/1.1 200") {
                 return l;
             }
             assert!(
@@ -100,6 +96,23 @@ impl Drop for Llama {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// A plain HTTP GET on loopback, without a client the machine may lack:
+/// the status line and body, or nothing while the server is not up.
+fn get(port: u16, path: &str) -> String {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return String::new();
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+    let req = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    if s.write_all(req.as_bytes()).is_err() {
+        return String::new();
+    }
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out
 }
 
 /// A project whose `[llm]` points at `url`, with `extra` lines in `[llm]`.
