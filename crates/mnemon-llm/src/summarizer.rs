@@ -291,28 +291,16 @@ impl Summarizer for LlmSummarizer {
             .last()
             .is_some_and(|i| counter.count(&i.text) as u64 * 4 <= target);
         let keep_whole = |k: usize, i: &SourceItem| i.pinned || (Some(k) == last && current_fits);
-        let whole: Vec<&SourceItem> = items
-            .iter()
-            .enumerate()
-            .filter(|(k, i)| keep_whole(*k, i))
-            .map(|(_, i)| i)
-            .collect();
-        let rest: Vec<&SourceItem> = items
-            .iter()
-            .enumerate()
-            .filter(|(k, i)| !keep_whole(*k, i))
-            .map(|(_, i)| i)
-            .collect();
-        let whole_lines: Vec<Line> = whole
-            .iter()
-            .map(|i| Line {
-                text: i.text.clone(),
-                sources: i.sources.clone(),
-                verbatim: true,
-                pinned: i.pinned,
-                order: i.order,
-            })
-            .collect();
+        let mut whole: Vec<&SourceItem> = Vec::new();
+        let mut rest: Vec<&SourceItem> = Vec::new();
+        for (k, i) in items.iter().enumerate() {
+            if keep_whole(k, i) {
+                whole.push(i)
+            } else {
+                rest.push(i)
+            }
+        }
+        let whole_lines: Vec<Line> = whole.iter().map(|i| Line::verbatim(i)).collect();
         let pinned_tokens = if whole_lines.is_empty() {
             0
         } else {

@@ -75,7 +75,7 @@ impl Summarizer for Extractive {
         let pinned_lines: Vec<Line> = order
             .iter()
             .filter(|&&i| items[i].pinned)
-            .map(|&i| whole(&items[i]))
+            .map(|&i| Line::verbatim(&items[i]))
             .collect();
         let pinned_tokens = if pinned_lines.is_empty() {
             0
@@ -149,16 +149,6 @@ impl Summarizer for Extractive {
                 }
             }
         }
-    }
-}
-
-fn whole(item: &SourceItem) -> Line {
-    Line {
-        text: item.text.clone(),
-        sources: item.sources.clone(),
-        verbatim: true,
-        pinned: item.pinned,
-        order: item.order,
     }
 }
 
@@ -244,7 +234,7 @@ fn assemble(
     for &i in order {
         let item = &items[i];
         if item.pinned {
-            lines.push(whole(item));
+            lines.push(Line::verbatim(item));
             continue;
         }
         let Some(set) = chosen.get(&i) else { continue };

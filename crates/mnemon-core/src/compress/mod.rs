@@ -87,6 +87,17 @@ impl Line {
         })
     }
 
+    /// `item` whole and unchanged, as every summarizer keeps a pinned one.
+    pub fn verbatim(item: &SourceItem) -> Line {
+        Line {
+            text: item.text.clone(),
+            sources: item.sources.clone(),
+            verbatim: true,
+            pinned: item.pinned,
+            order: item.order,
+        }
+    }
+
     /// This line as an item for a further level of summary.
     pub fn to_item(&self) -> SourceItem {
         SourceItem {
@@ -318,16 +329,7 @@ fn with_notice(lines: &[Line], left_out: usize) -> String {
 pub fn verbatim_tokens(items: &[SourceItem], counter: &dyn TokenCounter) -> u64 {
     let mut sorted: Vec<&SourceItem> = items.iter().collect();
     sorted.sort_by_key(|i| i.order);
-    let lines: Vec<Line> = sorted
-        .iter()
-        .map(|i| Line {
-            text: i.text.clone(),
-            sources: i.sources.clone(),
-            verbatim: true,
-            pinned: i.pinned,
-            order: i.order,
-        })
-        .collect();
+    let lines: Vec<Line> = sorted.iter().map(|i| Line::verbatim(i)).collect();
     counter.count(&render(&lines)) as u64
 }
 
