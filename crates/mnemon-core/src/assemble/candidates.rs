@@ -151,15 +151,23 @@ pub fn entities(most_urgent_first: &[Entity]) -> Vec<Candidate> {
         .collect()
 }
 
-/// Retrieved fragments, best first. Each carries an excerpt of its best
-/// sentences for `query`, for when the whole record does not fit.
+/// Retrieved fragments, in the order the allocator should take them: by
+/// relevance per token. Packing a budget is a knapsack: a record twice
+/// as long must be more relevant to earn its space, or the same tokens
+/// hold two records that may each be the one asked about. Relevance per
+/// token alone would send every short "ok, thanks", so the cost counts at
+/// its square root. Each fragment carries an excerpt of its best sentences
+/// for `query`, for when the whole record does not fit; it is shown in
+/// relevance order.
 pub fn fragments(ranked: &[super::retrieve::Ranked], query: &str) -> Vec<Candidate> {
     let terms = super::retrieve::query_terms(query);
-    ranked
+    let mut out: Vec<(f64, Candidate)> = ranked
         .iter()
         .enumerate()
         .map(|(i, r)| {
-            let text = r.hit.text.replace('\n', " ");
+            // Verbatim, newlines included: code, lists and quoted text
+            // mean what they say only as written.
+            let text = &r.hit.text;
             let excerpt = best_sentences(&r.hit.text, &terms, EXCERPT_SENTENCES).map(|e| {
                 Box::new(Candidate {
                     id: r.hit.id.clone(),
@@ -171,7 +179,7 @@ pub fn fragments(ranked: &[super::retrieve::Ranked], query: &str) -> Vec<Candida
                     excerpt: None,
                 })
             });
-            Candidate {
+            let c = Candidate {
                 id: r.hit.id.clone(),
                 provenance: Vec::new(),
                 text: format!("- [{}] {text}", r.hit.id),
@@ -179,9 +187,18 @@ pub fn fragments(ranked: &[super::retrieve::Ranked], query: &str) -> Vec<Candida
                 order: i as i64,
                 role: None,
                 excerpt,
-            }
+            };
+            (r.score / approximate_tokens(&c.text).sqrt(), c)
         })
-        .collect()
+        .collect();
+    out.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.order.cmp(&b.1.order)));
+    out.into_iter().map(|(_, c)| c).collect()
+}
+
+/// A cheap stand-in for a line's tokens, good enough to compare records
+/// (the allocator counts exactly what it includes).
+fn approximate_tokens(text: &str) -> f64 {
+    (text.len() as f64 / 4.0).max(1.0) + 2.0
 }
 
 /// An excerpt holds at most this many sentences.

@@ -195,8 +195,10 @@ impl Assembler<'_> {
             + 1;
         let mut estimate = if need == 0 { fence_cost } else { need };
 
-        // Each section up to its share, then the leftovers by priority.
-        for pass in 0..2 {
+        // Each section up to its share, then the leftovers by priority,
+        // then what space is left to excerpts: an excerpt of one record
+        // must not take the space a whole lesser one would fill.
+        for pass in 0..3 {
             for s in sections.iter().filter(|s| !s.required) {
                 let cap = if pass == 0 {
                     (usable * s.share_ppm as u64 / 1_000_000).max(s.min_tokens)
@@ -227,7 +229,8 @@ impl Assembler<'_> {
                     // Shares go to whole items; an excerpt only takes
                     // space left over at the end.
                     let Some(c) = std::iter::once(whole)
-                        .chain(whole.excerpt.as_deref().filter(|_| pass == 1))
+                        .filter(|_| pass < 2)
+                        .chain(whole.excerpt.as_deref().filter(|_| pass == 2))
                         .find(|c| fits(c))
                     else {
                         if pass == 0 {
@@ -392,11 +395,7 @@ fn pieces(
         for c in items {
             let text = match (kind, c.role) {
                 (SectionKind::RecentMessages, Some(r)) => {
-                    format!(
-                        "{}: {}",
-                        r.name(),
-                        fence::neutralize(&c.text).replace('\n', " ")
-                    )
+                    format!("{}: {}", r.name(), fence::neutralize(&c.text))
                 }
                 _ => fence::neutralize(&c.text).into_owned(),
             };

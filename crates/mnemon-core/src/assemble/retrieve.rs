@@ -121,38 +121,66 @@ pub fn query_terms(query: &str) -> Vec<String> {
     out
 }
 
+/// How query words are looked up: by their English stem as a prefix
+/// ("organized" finds "organize", "organizing" and "organization";
+/// "tasks" finds "task"), when the stem is long enough to say something;
+/// short words as they are ("api", "ui"). The index stays a plain word
+/// index, so no record is re-indexed, and BM25 counts a word's forms as
+/// one term.
+pub fn search_words(terms: &[String]) -> Vec<String> {
+    let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+    let mut out: Vec<String> = Vec::new();
+    for t in terms {
+        let numeric = t.chars().any(|c| c.is_ascii_digit());
+        let stem = stemmer.stem(t);
+        let w = if numeric || t.chars().count() < 4 {
+            t.clone()
+        } else if stem.chars().count() >= 4 && t.starts_with(stem.as_ref()) {
+            format!("{stem}*")
+        } else {
+            format!("{t}*")
+        };
+        if !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    out
+}
+
 const QUESTION_WORDS: &[&str] = &[
     "what", "when", "where", "who", "whom", "which", "why", "how", "does", "did", "do", "is",
     "are", "was", "were", "can", "could", "would", "should", "now", "about", "there", "their",
     "they", "them", "he", "she", "his", "her", "my", "me", "your",
 ];
 
-/// BM25 relevance (normalized to the best hit) × (0.7 + 0.2 recency + 0.1
-/// importance): relevance decides, and among similar matches the later and
-/// more important record wins, which is what a knowledge update needs.
-pub fn rank(hits: Vec<Hit>) -> Vec<Ranked> {
+/// BM25 relevance × (0.7 + 0.2 recency + 0.1 importance): relevance
+/// decides, and among similar matches the later and more important record
+/// wins, which is what a knowledge update needs.
+///
+/// Relevance is BM25 over the best hit. The two logs are scored by one
+/// formula (see [`super::postings`]) and share one scale. A small index's
+/// BM25 is not comparable to theirs (its one hot item scores near zero), so
+/// its hits are normalized to its own best, times the share of `words` they
+/// contain: the best of three documents is not a good match only for being
+/// the best of three.
+pub fn rank(hits: Vec<Hit>, words: &[Word]) -> Vec<Ranked> {
     if hits.is_empty() {
         return Vec::new();
     }
-    // BM25 is not comparable across indexes of different sizes (one hot
-    // item scores near zero), so relevance is normalized per source.
+    let is_log = |s: HitSource| LOG_SOURCES.contains(&s);
     let best = |src: HitSource| {
         hits.iter()
-            .filter(|h| h.source == src)
+            .filter(|h| {
+                if is_log(src) {
+                    is_log(h.source)
+                } else {
+                    h.source == src
+                }
+            })
             .map(|h| -h.bm25)
             .fold(f64::MIN_POSITIVE, f64::max)
     };
-    let bests: Vec<(HitSource, f64)> = [
-        HitSource::Operation,
-        HitSource::Message,
-        HitSource::Decision,
-        HitSource::Document,
-        HitSource::Hot,
-        HitSource::Entity,
-    ]
-    .into_iter()
-    .map(|s| (s, best(s)))
-    .collect();
+    let bests: Vec<(HitSource, f64)> = ALL_SOURCES.into_iter().map(|s| (s, best(s))).collect();
     let (oldest, newest) = hits.iter().fold((i64::MAX, i64::MIN), |(a, b), h| {
         (a.min(h.at.0), b.max(h.at.0))
     });
@@ -164,7 +192,10 @@ pub fn rank(hits: Vec<Hit>) -> Vec<Ranked> {
                 .iter()
                 .find(|(s, _)| *s == h.source)
                 .map_or(1.0, |(_, b)| *b);
-            let rel = ((-h.bm25).max(0.0) / best).min(1.0);
+            let mut rel = ((-h.bm25).max(0.0) / best).min(1.0);
+            if !is_log(h.source) && !words.is_empty() {
+                rel *= coverage(&h.text, words);
+            }
             let recency = (h.at.0 - oldest) as f64 / span;
             let score = rel * (0.7 + 0.2 * recency + 0.1 * h.importance.clamp(0.0, 1.0));
             Ranked { hit: h, score }
@@ -172,6 +203,23 @@ pub fn rank(hits: Vec<Hit>) -> Vec<Ranked> {
         .collect();
     out.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.hit.at.cmp(&a.hit.at)));
     out
+}
+
+/// The share of `words` (a trailing `*` makes one a prefix) found in `text`.
+fn coverage(text: &str, words: &[Word]) -> f64 {
+    let lower = text.to_lowercase();
+    let toks: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let found = words
+        .iter()
+        .filter(|w| match w.word.strip_suffix('*') {
+            Some(p) => toks.iter().any(|t| t.starts_with(p)),
+            None => toks.iter().any(|t| *t == w.word),
+        })
+        .count();
+    found as f64 / words.len() as f64
 }
 
 /// The record counts of words retrieval found common, remembered while the
@@ -266,14 +314,7 @@ pub fn retrieve<S: SearchStore + ?Sized>(
     // word is.
     let mut words: Vec<Word> = Vec::new();
     let mut known_common: Vec<(String, u64)> = Vec::new();
-    for t in &q {
-        // Words of four letters or more match as prefixes, a cheap stand-in
-        // for stemming ("live" finds "lives", "adopt" finds "adopted").
-        let w = if t.chars().count() >= 4 {
-            format!("{t}*")
-        } else {
-            t.clone()
-        };
+    for w in search_words(&q) {
         match common.get(&w, rows) {
             Some(docs) => known_common.push((w, docs)),
             None => {
@@ -281,7 +322,9 @@ pub fn retrieve<S: SearchStore + ?Sized>(
                 if is_common(word.docs()) {
                     common.put(&w, word.docs(), rows);
                 }
-                words.push(word);
+                if !words.iter().any(|x| x.word == word.word) {
+                    words.push(word);
+                }
             }
         }
     }
@@ -301,7 +344,7 @@ pub fn retrieve<S: SearchStore + ?Sized>(
             (None, None) => {}
         }
     }
-    let mut ranked = rank(gather(store, &keep, last, depth, budget)?);
+    let mut ranked = rank(gather(store, &keep, last, depth, budget)?, &keep);
     let mut extra: Vec<String> = Vec::new();
     for r in ranked.iter().take(EXPANSION_HITS) {
         for lower in names_in(&r.hit.text) {
@@ -331,12 +374,70 @@ pub fn retrieve<S: SearchStore + ?Sized>(
             &mut ranked,
             // Only a bridge record, found by both rounds, gains from the
             // second; the best few of its matches are enough.
-            rank(gather(store, &names, last, depth, budget)?),
+            rank(gather(store, &names, last, depth, budget)?, &names),
             0.5,
             true,
         );
     }
     ranked.truncate(limit);
+    Ok(ranked)
+}
+
+/// How many of the best log hits bring their neighbours.
+const NEIGHBOUR_HITS: usize = 20;
+
+/// A neighbour's score, as a share of the hit that brought it.
+const NEIGHBOUR_WEIGHT: f64 = 0.5;
+
+/// Records further apart than this in time are not one exchange.
+const NEIGHBOUR_SPAN_MS: i64 = 6 * 3_600_000;
+
+/// `ranked` with the records on either side of its best log hits: a
+/// question and its answer sit in adjacent turns, and the one that matches
+/// the words is often not the one that holds the fact. A neighbour scores
+/// half of the hit that brought it (or what it scored itself, if more), so
+/// the allocator prices it like any other fragment and takes it when it
+/// fits. Records of another conversation that merely follow in the log
+/// (hours apart) are not neighbours.
+pub fn with_neighbours<S: SearchStore + ?Sized>(
+    store: &S,
+    mut ranked: Vec<Ranked>,
+) -> Result<Vec<Ranked>, StoreError> {
+    let mut wanted: Vec<(HitSource, i64, f64, Timestamp)> = Vec::new();
+    for r in ranked
+        .iter()
+        .filter(|r| LOG_SOURCES.contains(&r.hit.source))
+        .take(NEIGHBOUR_HITS)
+    {
+        for row in [r.hit.row - 1, r.hit.row + 1] {
+            if row > 0 {
+                wanted.push((r.hit.source, row, r.score * NEIGHBOUR_WEIGHT, r.hit.at));
+            }
+        }
+    }
+    let mut more = Vec::new();
+    for source in LOG_SOURCES {
+        let rows: Vec<i64> = wanted
+            .iter()
+            .filter(|w| w.0 == source)
+            .map(|w| w.1)
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        for hit in store.records(source, &rows)? {
+            let best = wanted
+                .iter()
+                .filter(|w| w.0 == source && w.1 == hit.row)
+                .filter(|w| (w.3.0 - hit.at.0).abs() <= NEIGHBOUR_SPAN_MS)
+                .map(|w| w.2)
+                .fold(0.0, f64::max);
+            if best > 0.0 {
+                more.push(Ranked { hit, score: best });
+            }
+        }
+    }
+    merge(&mut ranked, more, 1.0, false);
     Ok(ranked)
 }
 

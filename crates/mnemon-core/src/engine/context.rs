@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::{Engine, EngineError, EngineStore};
-use crate::assemble::retrieve::{Budget, Ranked, SearchStore, retrieve};
+use crate::assemble::retrieve::{Budget, Ranked, SearchStore, retrieve, with_neighbours};
 use crate::assemble::{
     Assembled, Assembler, BudgetPlan, Candidate, Format, SectionKind, candidates,
 };
@@ -22,9 +22,10 @@ pub struct ContextRequest {
 }
 
 /// How many fragments retrieval offers the allocator: enough to fill the
-/// budget with short records, at least 60.
+/// budget with short records, at least 200, so a short record that
+/// matches well but ranks below long ones is still there to be packed.
 fn fragment_limit(budget: u64) -> usize {
-    ((budget / 25) as usize).max(60)
+    ((budget / 10) as usize).max(200)
 }
 
 impl<S: EngineStore + SearchStore> Engine<S> {
@@ -120,15 +121,18 @@ impl<S: EngineStore + SearchStore> Engine<S> {
                 }
                 SectionKind::Fragments => match req.query.as_deref() {
                     Some(q) => candidates::fragments(
-                        &retrieve(
+                        &with_neighbours(
                             self.store(),
-                            &self.common,
-                            q,
-                            fragment_limit(budget),
-                            Some(Budget {
-                                tokens: budget,
-                                counter: &memo,
-                            }),
+                            retrieve(
+                                self.store(),
+                                &self.common,
+                                q,
+                                fragment_limit(budget),
+                                Some(Budget {
+                                    tokens: budget,
+                                    counter: &memo,
+                                }),
+                            )?,
                         )?,
                         q,
                     ),
