@@ -59,6 +59,10 @@ pub enum Command {
     Record(RecordArgs),
     /// Record a message (a turn of the conversation).
     Message(MessageArgs),
+    /// Bring an existing history in with its dates and speakers: the
+    /// evaluation format, OpenAI-style JSONL or a ChatGPT export.
+    /// Importing the same file twice stores it once.
+    Import(ImportArgs),
     /// Recent operations, most recent first.
     Recent(RecentArgs),
     /// Start, end, list, show, archive or restore sessions.
@@ -201,6 +205,10 @@ pub enum EvalCommand {
         window: u64,
         #[arg(long, default_value = "qa", value_name = "PRESET")]
         preset: String,
+        /// Add, per question and budget, what each method included and where
+        /// BM25 ranked the evidence (JSON output only; large).
+        #[arg(long, requires = "json")]
+        trace: bool,
     },
     /// Write a synthetic dataset with planted facts.
     Synth {
@@ -419,6 +427,10 @@ pub struct RecordArgs {
     /// Status, such as completed or failed (failures are pinned).
     #[arg(long, value_name = "STATUS")]
     pub status: Option<String>,
+    /// When it happened (RFC 3339, such as 2025-01-15T14:30:00Z), for
+    /// recording what happened earlier; default now.
+    #[arg(long, value_name = "TIMESTAMP", value_parser = crate::numbers::timestamp)]
+    pub at: Option<mnemon_core::memory::Timestamp>,
     #[command(flatten)]
     pub agent: AgentArg,
 }
@@ -431,6 +443,27 @@ pub struct MessageArgs {
     /// The text; `-` or nothing reads standard input.
     #[arg(value_name = "TEXT")]
     pub text: Option<String>,
+    /// When it happened (RFC 3339, such as 2025-01-15T14:30:00Z), for
+    /// recording what happened earlier; default now.
+    #[arg(long, value_name = "TIMESTAMP", value_parser = crate::numbers::timestamp)]
+    pub at: Option<mnemon_core::memory::Timestamp>,
+    #[command(flatten)]
+    pub agent: AgentArg,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The file; `-` reads standard input.
+    #[arg(value_name = "FILE")]
+    pub file: std::path::PathBuf,
+    /// eval, jsonl (OpenAI-style messages) or chatgpt (conversations.json);
+    /// detected from the content if omitted.
+    #[arg(long, value_name = "FORMAT", value_parser = ["eval", "jsonl", "openai", "chatgpt"])]
+    pub format: Option<String>,
+    /// How JSONL lines without a `session` field form sessions: a session
+    /// per calendar day (UTC) of their timestamps, or the whole file as one.
+    #[arg(long, value_name = "BY", default_value = "day", value_parser = ["day", "file"])]
+    pub sessions: String,
     #[command(flatten)]
     pub agent: AgentArg,
 }

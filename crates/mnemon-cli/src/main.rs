@@ -35,6 +35,7 @@ fn main() -> ExitCode {
         Command::Config(ConfigCommand::Validate) => commands::config::validate(g),
         Command::Record(a) => commands::log::record(g, a),
         Command::Message(a) => commands::log::message(g, a),
+        Command::Import(a) => commands::import::run(g, a),
         Command::Recent(a) => commands::log::recent(g, a),
         Command::Session(c) => commands::session::run(g, c),
         Command::Goal(c) => commands::hot::goal(g, c),

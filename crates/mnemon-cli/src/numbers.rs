@@ -89,3 +89,9 @@ mod tests {
         assert!(synth("1000000000").is_err());
     }
 }
+
+/// `--at`: an RFC 3339 time.
+pub fn timestamp(s: &str) -> Result<mnemon_core::memory::Timestamp, String> {
+    mnemon_core::memory::Timestamp::parse(s.trim())
+        .ok_or_else(|| format!("`{s}` is not an RFC 3339 time such as 2025-01-15T14:30:00Z"))
+}

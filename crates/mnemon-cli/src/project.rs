@@ -61,4 +61,33 @@ impl Project {
         let m = self.opts.clone().with_settings(self.settings.clone())?;
         Ok(m.with_agent(agent))
     }
+
+    /// The project's handle with its own clock: `--at` and imports record
+    /// what happened at another time.
+    pub fn open_with_clock(
+        &self,
+        agent: Option<&str>,
+        clock: std::sync::Arc<dyn mnemon_core::memory::Clock>,
+    ) -> Result<Mnemon> {
+        let m = self
+            .opts
+            .clone()
+            .clock(clock)
+            .with_settings(self.settings.clone())?;
+        Ok(m.with_agent(agent))
+    }
+
+    /// [`Project::open`], or at `at` when given.
+    pub fn open_at(
+        &self,
+        agent: Option<&str>,
+        at: Option<mnemon_core::memory::Timestamp>,
+    ) -> Result<Mnemon> {
+        match at {
+            Some(t) => {
+                self.open_with_clock(agent, std::sync::Arc::new(mnemon::SystemClock::fixed(t)))
+            }
+            None => self.open(agent),
+        }
+    }
 }

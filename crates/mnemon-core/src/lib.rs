@@ -19,6 +19,7 @@ pub mod compress;
 pub mod config;
 pub mod engine;
 pub mod eval;
+pub mod import;
 pub mod importance;
 pub mod memory;
 pub mod models;

@@ -42,3 +42,21 @@ impl Clock for SystemClock {
         })
     }
 }
+
+/// A clock the caller sets, for replaying a history at the times it
+/// happened (`mnemon import`, `mnemon eval recall`).
+#[derive(Debug, Default)]
+pub struct ReplayClock(std::sync::atomic::AtomicI64);
+
+impl ReplayClock {
+    /// From now on, the time is `at`.
+    pub fn set(&self, at: Timestamp) {
+        self.0.store(at.0, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Clock for ReplayClock {
+    fn now(&self) -> Timestamp {
+        Timestamp(self.0.load(std::sync::atomic::Ordering::SeqCst))
+    }
+}

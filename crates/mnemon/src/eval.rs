@@ -14,14 +14,13 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
 
 use mnemon_core::assemble::retrieve::{HitSource, SearchStore, query_terms};
 use mnemon_core::assemble::{BudgetPlan, Format, SectionKind};
 use mnemon_core::engine::{ContextRequest, Engine, EngineConfig};
 use mnemon_core::eval::{Dataset, Score, Summary, score};
 use mnemon_core::importance::Role;
-use mnemon_core::memory::{Clock, Memory, MessageQuery, NewMessage, OperationLog, Timestamp};
+use mnemon_core::memory::{Memory, MessageQuery, NewMessage, OperationLog, Timestamp};
 use mnemon_core::profile::ProfileParams;
 use mnemon_core::tokens::{ChatFormat, Encoding, OpenAiBpe, TokenCounter};
 use mnemon_core::window::ContextWindow;
@@ -29,16 +28,6 @@ use mnemon_sqlite::SqliteStore;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-
-/// A clock the runner sets to each turn's time.
-#[derive(Debug, Default)]
-struct ReplayClock(AtomicI64);
-
-impl Clock for ReplayClock {
-    fn now(&self) -> Timestamp {
-        Timestamp(self.0.load(Ordering::SeqCst))
-    }
-}
 
 /// The methods compared, in the order reports list them.
 pub const METHODS: [&str; 3] = ["mnemon", "recent", "bm25"];
@@ -73,18 +62,54 @@ pub struct Report {
     pub checkpoints: usize,
     /// One entry per budget, in the order given.
     pub results: Vec<BudgetResult>,
+    /// Per question and budget, what each method included (only when
+    /// asked for: it is large).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub trace: Vec<Trace>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+/// What one question got at one budget: for finding out why a method
+/// missed an evidence turn.
+pub struct Trace {
+    /// The conversation's id in the dataset.
+    pub conversation: String,
+    /// The question as asked.
+    pub question: String,
+    /// Its category in the dataset.
+    pub category: String,
+    /// Tokens each method could send.
+    pub budget: u64,
+    /// The evidence turns as stored messages (`m12`).
+    pub evidence: Vec<String>,
+    /// mnemon's score, then per section: its tokens and the ids it holds,
+    /// in rank order for fragments.
+    pub mnemon: Score,
+    /// Per section: its name, its tokens and its items' ids, best first.
+    pub sections: Vec<(String, u64, Vec<String>)>,
+    /// BM25's score.
+    pub bm25: Score,
+    /// Where each evidence turn ranks in BM25's order (0-based), if at all.
+    pub bm25_ranks: Vec<Option<usize>>,
 }
 
 /// Ingests `d` and scores mnemon and both baselines at every budget.
-pub fn recall(d: &Dataset, budgets: &[u64], window: u64, preset: &str) -> Result<Report> {
+pub fn recall(
+    d: &Dataset,
+    budgets: &[u64],
+    window: u64,
+    preset: &str,
+    trace: bool,
+) -> Result<Report> {
     let plan = BudgetPlan::preset(preset)?;
     let counter = OpenAiBpe::new(Encoding::Cl100kBase);
     let mut scores: BTreeMap<(u64, String, String), Vec<Score>> = BTreeMap::new();
     let mut refreshes = 0;
     let mut checkpoints = 0;
     let mut questions = 0;
+    let mut traces = Vec::new();
     for conv in &d.conversations {
-        let clock = Arc::new(ReplayClock::default());
+        let clock = Arc::new(crate::clock::ReplayClock::default());
         let w = ContextWindow::with_defaults(window)
             .map_err(|e| Error::Input(format!("--window {window}: {e}")))?;
         let profile = ProfileParams::for_window(w.effective_max());
@@ -101,6 +126,7 @@ pub fn recall(d: &Dataset, budgets: &[u64], window: u64, preset: &str) -> Result
         );
         let engine = Engine::new(memory, EngineConfig::new(w, profile, "eval"));
         let mut turn_text: BTreeMap<&str, &str> = BTreeMap::new();
+        let mut turn_seq: BTreeMap<&str, String> = BTreeMap::new();
         for s in &conv.sessions {
             let start = Timestamp::parse(&s.date).ok_or_else(|| {
                 Error::Input(format!(
@@ -108,11 +134,11 @@ pub fn recall(d: &Dataset, budgets: &[u64], window: u64, preset: &str) -> Result
                     s.id, s.date
                 ))
             })?;
-            clock.0.store(start.0, Ordering::SeqCst);
+            clock.set(start);
             engine.start_session(Some(&s.id))?;
             let first = s.turns.first().map(|t| t.speaker.as_str());
             for (i, t) in s.turns.iter().enumerate() {
-                clock.0.store(start.0 + i as i64 * 30_000, Ordering::SeqCst);
+                clock.set(Timestamp(start.0 + i as i64 * 30_000));
                 turn_text.insert(&t.id, &t.text);
                 let role = if Some(t.speaker.as_str()) == first {
                     Role::User
@@ -126,6 +152,15 @@ pub fn recall(d: &Dataset, budgets: &[u64], window: u64, preset: &str) -> Result
                     tokens: None,
                 })?;
                 checkpoints += out.checkpoints.len();
+                if trace {
+                    let last = engine.memory().store().messages(&MessageQuery {
+                        limit: Some(1),
+                        ..MessageQuery::default()
+                    })?;
+                    if let Some(m) = last.first() {
+                        turn_seq.insert(&t.id, format!("m{}", m.seq));
+                    }
+                }
             }
         }
         refreshes += engine.status()?.refreshes;
@@ -174,6 +209,39 @@ pub fn recall(d: &Dataset, budgets: &[u64], window: u64, preset: &str) -> Result
                     ("recent", packed(&counter, &recent_texts, budget, &evidence)),
                     ("bm25", packed(&counter, &bm25_texts, budget, &evidence)),
                 ];
+                if trace {
+                    traces.push(Trace {
+                        conversation: conv.id.clone(),
+                        question: q.question.clone(),
+                        category: q.category.clone(),
+                        budget,
+                        evidence: q
+                            .evidence
+                            .iter()
+                            .map(|e| turn_seq.get(e.as_str()).cloned().unwrap_or_default())
+                            .collect(),
+                        mnemon: results[0].1,
+                        sections: out
+                            .sections
+                            .iter()
+                            .map(|s| {
+                                let mut items: Vec<&mnemon_core::assemble::ItemOut> =
+                                    s.items.iter().collect();
+                                items.sort_by(|a, b| b.score.total_cmp(&a.score));
+                                (
+                                    s.kind.name().to_string(),
+                                    s.tokens,
+                                    items.iter().map(|i| i.id.clone()).collect(),
+                                )
+                            })
+                            .collect(),
+                        bm25: results[2].1,
+                        bm25_ranks: evidence
+                            .iter()
+                            .map(|e| bm25_texts.iter().position(|t| t.contains(e)))
+                            .collect(),
+                    });
+                }
                 for (method, s) in results {
                     for cat in ["all", q.category.as_str()] {
                         scores
@@ -217,6 +285,7 @@ pub fn recall(d: &Dataset, budgets: &[u64], window: u64, preset: &str) -> Result
         refreshes,
         checkpoints,
         results,
+        trace: traces,
     })
 }
 

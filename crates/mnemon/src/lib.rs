@@ -45,6 +45,7 @@ mod clock;
 mod error;
 pub mod eval;
 pub mod identity;
+pub mod import;
 mod init;
 mod llm;
 mod maintenance;
@@ -60,7 +61,7 @@ use std::sync::{Arc, Mutex};
 
 pub use background::ProjectEvent;
 pub use chat::{ChatReply, ChatSession};
-pub use clock::SystemClock;
+pub use clock::{ReplayClock, SystemClock};
 pub use error::{Error, ErrorClass, Result};
 pub use init::{InitOptions, Initialized, init};
 pub use llm::{AskOptions, AskRequest, Asked, ProbeReport};

@@ -51,11 +51,12 @@ pub fn run(g: &Global, c: &EvalCommand) -> Result<()> {
             budgets,
             window,
             preset,
+            trace,
         } => {
             let text = std::fs::read_to_string(data)
                 .with_context(|| format!("cannot read {}", data.display()))?;
             let d = Dataset::from_json(&text, &data.display().to_string())?;
-            let report = recall(&d, budgets, *window, preset)?;
+            let report = recall(&d, budgets, *window, preset, *trace)?;
             if g.json {
                 return json(&report);
             }

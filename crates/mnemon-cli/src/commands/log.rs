@@ -26,7 +26,7 @@ pub fn record(g: &Global, a: &RecordArgs) -> Result<()> {
         .map(str::parse::<Phase>)
         .transpose()
         .map_err(anyhow::Error::msg)?;
-    let m = Project::find(g.dir.as_deref())?.open(a.agent.agent.as_deref())?;
+    let m = Project::find(g.dir.as_deref())?.open_at(a.agent.agent.as_deref(), a.at)?;
     let out = m.record(NewOperation {
         kind: a.kind.clone(),
         data,
@@ -63,7 +63,7 @@ pub fn message(g: &Global, a: &MessageArgs) -> Result<()> {
             s
         }
     };
-    let m = Project::find(g.dir.as_deref())?.open(a.agent.agent.as_deref())?;
+    let m = Project::find(g.dir.as_deref())?.open_at(a.agent.agent.as_deref(), a.at)?;
     let out = m.message(NewMessage {
         role,
         content,

@@ -8,6 +8,7 @@ pub mod decision;
 pub mod doc;
 pub mod eval;
 pub mod hot;
+pub mod import;
 pub mod init;
 pub mod llm;
 pub mod log;

@@ -90,6 +90,13 @@ impl<S: Store> Memory<S> {
     /// Text as it may be stored: reasoning blocks cut, secrets redacted.
     /// `note` records what was redacted for the write's notice; counting
     /// tokens ahead of a write does not.
+    /// `text` as a write would store it (reasoning blocks removed, secrets
+    /// redacted): what an import compares against to find a turn it
+    /// already stored.
+    pub fn stored_text(&self, text: &str) -> String {
+        self.clean_text(text, false)
+    }
+
     fn clean_text(&self, text: &str, note: bool) -> String {
         let (out, found) = self.redactor.redact(&strip_reasoning(text));
         if note && !found.is_empty() {

@@ -1,0 +1,165 @@
+//! `mnemon import`: histories come in with their dates and speakers,
+//! importing twice stores once, and what was imported is found by
+//! context; `--at` dates a single record.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
+use std::path::{Path, PathBuf};
+
+mod common;
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/synth_small.json")
+}
+
+#[test]
+fn an_eval_file_imports_once_with_its_dates_and_is_found_by_context() {
+    let p = common::project();
+    let dir = p.path();
+    let data: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture()).unwrap()).unwrap();
+    let convs = data["conversations"].as_array().unwrap();
+    let sessions: usize = convs
+        .iter()
+        .map(|c| c["sessions"].as_array().unwrap().len())
+        .sum();
+    let turns: usize = convs
+        .iter()
+        .flat_map(|c| c["sessions"].as_array().unwrap())
+        .map(|s| s["turns"].as_array().unwrap().len())
+        .sum();
+
+    let first = common::json(dir, &["import", fixture().to_str().unwrap(), "--json"]);
+    assert_eq!(first["messages"], turns as u64, "{first}");
+    assert_eq!(first["sessions"], sessions as u64, "{first}");
+    assert_eq!(first["already_stored"], 0);
+    assert_eq!(first["from"], "2023-01-01T13:05:00.000Z", "{first}");
+
+    // Twice: nothing new.
+    let again = common::json(dir, &["import", fixture().to_str().unwrap(), "--json"]);
+    assert_eq!(again["messages"], 0, "{again}");
+    assert_eq!(again["sessions"], 0);
+    assert_eq!(again["already_stored"], turns as u64);
+
+    // Sessions carry the conversation's dates, and are closed.
+    let list = common::json(dir, &["session", "list", "--json", "--limit", "100"]);
+    let list = list.as_array().expect("a list of sessions");
+    assert_eq!(list.len(), sessions, "{list:?}");
+    let started: Vec<&str> = list
+        .iter()
+        .map(|s| s["started_at"].as_str().unwrap())
+        .collect();
+    assert!(started.contains(&"2023-01-10T13:53:00.000Z"), "{started:?}");
+
+    // A question finds its evidence turn, verbatim.
+    let q = &convs[0]["questions"][0];
+    let evidence = q["evidence"][0].as_str().unwrap();
+    let turn = convs[0]["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["turns"].as_array().unwrap())
+        .find(|t| t["id"] == evidence)
+        .unwrap();
+    let ctx = common::ok(
+        dir,
+        &[
+            "context",
+            "--preset",
+            "qa",
+            "--budget",
+            "1000",
+            "--query",
+            q["question"].as_str().unwrap(),
+        ],
+    );
+    assert!(
+        ctx.contains(turn["text"].as_str().unwrap()),
+        "{} not in\n{ctx}",
+        turn["text"]
+    );
+}
+
+#[test]
+fn jsonl_keeps_times_names_and_sessions_and_names_a_bad_line() {
+    let p = common::project();
+    let dir = p.path();
+    let file = dir.join("chat.jsonl");
+    std::fs::write(
+        &file,
+        concat!(
+            r#"{"role":"user","name":"Ana","content":"The staging database moved to host pg-7.","timestamp":"2024-03-01T10:00:00Z"}"#,
+            "\n",
+            r#"{"role":"assistant","content":"Noted: staging is on pg-7.","timestamp":"2024-03-01T10:00:30Z"}"#,
+            "\n",
+            r#"{"role":"user","content":"Deploy freeze starts Friday.","timestamp":"2024-03-04T09:00:00.000Z"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let r = common::json(dir, &["import", file.to_str().unwrap(), "--json"]);
+    assert_eq!(r["messages"], 3, "{r}");
+    assert_eq!(r["sessions"], 2, "one per day: {r}");
+    assert_eq!(r["to"], "2024-03-04T09:00:00.000Z");
+    let hits = common::json(dir, &["search", "staging pg-7", "--json"]);
+    let text = hits.to_string();
+    assert!(text.contains("Ana: The staging database moved"), "{text}");
+    assert!(text.contains("2024-03-01T10:00:00.000Z"), "{text}");
+
+    let again = common::json(dir, &["import", file.to_str().unwrap(), "--json"]);
+    assert_eq!(again["messages"], 0, "{again}");
+
+    let bad = dir.join("bad.jsonl");
+    std::fs::write(
+        &bad,
+        "{\"role\":\"user\",\"content\":\"ok\"}\n{\"role\":\"boss\",\"content\":\"x\"}\n",
+    )
+    .unwrap();
+    let out = common::mnemon(dir, &["import", bad.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.jsonl line 2"), "{err}");
+    assert!(err.contains("boss"), "{err}");
+    // Nothing of the bad file was stored.
+    let after = common::json(dir, &["search", "ok", "--json"]).to_string();
+    assert!(!after.contains("\"ok\""), "{after}");
+}
+
+#[test]
+fn at_dates_a_message_and_a_record() {
+    let p = common::project();
+    let dir = p.path();
+    common::ok(
+        dir,
+        &[
+            "message",
+            "--role",
+            "user",
+            "--at",
+            "2021-06-01T08:00:00Z",
+            "The quarterly report lives in the finance bucket.",
+        ],
+    );
+    common::ok(
+        dir,
+        &[
+            "record",
+            "--type",
+            "task_execution",
+            "--data",
+            r#"{"task": "archived the quarterly report"}"#,
+            "--at",
+            "2021-06-02T08:00:00Z",
+        ],
+    );
+    let hits = common::json(dir, &["search", "quarterly report", "--json"]).to_string();
+    assert!(hits.contains("2021-06-01T08:00:00.000Z"), "{hits}");
+    assert!(hits.contains("2021-06-02T08:00:00.000Z"), "{hits}");
+    let out = common::mnemon(dir, &["message", "--role", "user", "--at", "June", "x"]);
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("RFC 3339"));
+}
