@@ -163,3 +163,29 @@ fn at_dates_a_message_and_a_record() {
     assert_eq!(out.status.code(), Some(2), "a usage error");
     assert!(String::from_utf8_lossy(&out.stderr).contains("RFC 3339"));
 }
+
+#[test]
+fn a_turn_larger_than_the_window_is_stored_as_history() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    common::ok(dir, &["init", "--model", "gpt-4o", "--window", "4096"]);
+    let huge = format!(
+        "The zephyr manifest follows. {}",
+        "lorem ipsum ".repeat(6_000)
+    );
+    let file = dir.join("big.jsonl");
+    let lines = [
+        serde_json::json!({"role": "user", "content": "Please keep the zephyr manifest.", "timestamp": "2024-05-01T10:00:00Z"}),
+        serde_json::json!({"role": "user", "content": huge, "timestamp": "2024-05-01T10:01:00Z"}),
+        serde_json::json!({"role": "assistant", "content": "Kept.", "timestamp": "2024-05-01T10:02:00Z"}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    let r = common::json(dir, &["import", file.to_str().unwrap(), "--json"]);
+    assert_eq!(r["messages"], 3, "{r}");
+    assert_eq!(r["outside_window"], 1, "{r}");
+    let hits = common::json(dir, &["search", "zephyr manifest", "--json"]).to_string();
+    assert!(hits.contains("The zephyr manifest follows."), "{hits}");
+    let status = common::json(dir, &["status", "--json"]);
+    assert!(status.to_string().contains("\"zone\""), "{status}");
+}

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
+use mnemon_core::engine::EngineError;
 use mnemon_core::import::ImportSession;
 use mnemon_core::importance::Role;
 use mnemon_core::memory::{Clock, MessageQuery, NewMessage, OperationLog, Timestamp};
@@ -25,6 +26,9 @@ pub struct ImportReport {
     /// Turns already in the project (an earlier import of the same
     /// history), left alone.
     pub already_stored: usize,
+    /// Turns too large for the live window to ever hold: stored in their
+    /// session and searchable, never in the live context.
+    pub outside_window: usize,
     /// Refreshes the engine made while the history went in.
     pub refreshes: u64,
     /// The first time stored, RFC 3339.
@@ -99,12 +103,23 @@ pub fn import(
             // must not reorder what was said.
             let at = t.at.unwrap_or_else(|| wall.now()).max(last);
             clock.set(at);
-            m.message(NewMessage {
+            let msg = NewMessage {
                 role: t.role,
                 content: t.content.clone(),
-                agent: None,
+                agent: m.agent.clone(),
                 tokens: None,
-            })?;
+            };
+            match m.message(msg.clone()) {
+                Ok(_) => {}
+                // A turn larger than the live window can ever hold is still
+                // history: it is stored in its session and found by search,
+                // without entering the live context it could not fit.
+                Err(crate::Error::Engine(EngineError::TooLarge { .. })) => {
+                    memory.message(msg)?;
+                    report.outside_window += 1;
+                }
+                Err(e) => return Err(e),
+            }
             stored.insert(key(t.at, t.role, &text));
             stored.insert(key(None, t.role, &text));
             report.messages += 1;

@@ -159,8 +159,20 @@ pub fn entities(most_urgent_first: &[Entity]) -> Vec<Candidate> {
 /// its square root. Each fragment carries an excerpt of its best sentences
 /// for `query`, for when the whole record does not fit; it is shown in
 /// relevance order.
+///
+/// For a question about time ("when", "how long before", "last week") each
+/// record of the logs carries its date, `- [m12, 2024-03-15] …`: the answer
+/// is often the day something was said, which only the record's time holds.
 pub fn fragments(ranked: &[super::retrieve::Ranked], query: &str) -> Vec<Candidate> {
     let terms = super::retrieve::query_terms(query);
+    let dated = super::retrieve::asks_about_time(query);
+    let head = |r: &super::retrieve::Ranked| {
+        if dated && super::retrieve::LOG_SOURCES.contains(&r.hit.source) {
+            format!("{}, {}", r.hit.id, &r.hit.at.rfc3339()[..10])
+        } else {
+            r.hit.id.clone()
+        }
+    };
     let mut out: Vec<(f64, Candidate)> = ranked
         .iter()
         .enumerate()
@@ -172,7 +184,7 @@ pub fn fragments(ranked: &[super::retrieve::Ranked], query: &str) -> Vec<Candida
                 Box::new(Candidate {
                     id: r.hit.id.clone(),
                     provenance: vec![r.hit.id.clone()],
-                    text: format!("- [{} excerpt] {e}", r.hit.id),
+                    text: format!("- [{} excerpt] {e}", head(r)),
                     score: r.score,
                     order: i as i64,
                     role: None,
@@ -182,7 +194,7 @@ pub fn fragments(ranked: &[super::retrieve::Ranked], query: &str) -> Vec<Candida
             let c = Candidate {
                 id: r.hit.id.clone(),
                 provenance: Vec::new(),
-                text: format!("- [{}] {text}", r.hit.id),
+                text: format!("- [{}] {text}", head(r)),
                 score: r.score,
                 order: i as i64,
                 role: None,

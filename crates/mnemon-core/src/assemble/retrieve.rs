@@ -121,6 +121,38 @@ pub fn query_terms(query: &str) -> Vec<String> {
     out
 }
 
+/// Whether `query` asks about time: when something happened, how many
+/// days or weeks between two things, what came before or after a date.
+pub fn asks_about_time(query: &str) -> bool {
+    const CUES: &[&str] = &[
+        "when",
+        "date",
+        "dates",
+        "day",
+        "days",
+        "week",
+        "weeks",
+        "month",
+        "months",
+        "year",
+        "years",
+        "ago",
+        "before",
+        "after",
+        "since",
+        "until",
+        "yesterday",
+        "today",
+        "deadline",
+        "timeline",
+    ];
+    let lower = query.to_lowercase();
+    lower.contains("how long")
+        || lower
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| CUES.contains(&w))
+}
+
 /// How query words are looked up: by their English stem as a prefix
 /// ("organized" finds "organize", "organizing" and "organization";
 /// "tasks" finds "task"), when the stem is long enough to say something;
@@ -484,7 +516,36 @@ fn merge(ranked: &mut Vec<Ranked>, more: Vec<Ranked>, weight: f64, add: bool) {
 
 #[cfg(test)]
 mod name_tests {
-    use super::names_in;
+    use super::{asks_about_time, names_in, search_words};
+
+    #[test]
+    fn words_are_searched_by_their_stem() {
+        let q: Vec<String> = [
+            "organized",
+            "tasks",
+            "api",
+            "2024",
+            "running",
+            "deployments",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            search_words(&q),
+            vec!["organ*", "task*", "api", "2024", "running*", "deploy*"]
+        );
+    }
+
+    #[test]
+    fn questions_about_time_are_told_apart() {
+        assert!(asks_about_time("When did Pavel move to Lisbon?"));
+        assert!(asks_about_time(
+            "How long before the deadline did I finish?"
+        ));
+        assert!(asks_about_time("How many weeks between the two sprints?"));
+        assert!(!asks_about_time("What is the name of Kira's beagle?"));
+        assert!(!asks_about_time("Which database did we choose?"));
+    }
 
     #[test]
     fn names_are_capitalized_words_that_do_not_open_a_sentence() {
@@ -567,6 +628,30 @@ mod common_word_tests {
                 HitSource::Operation => self.texts.len() as u64,
                 _ => 0,
             })
+        }
+    }
+
+    #[test]
+    fn the_best_hits_bring_their_neighbours_at_half_their_score() {
+        let log = Log {
+            texts: vec![
+                "what breed is the new dog?".into(),
+                "the zebra import failed".into(),
+                "it is a beagle, called Rex".into(),
+                "unrelated step".into(),
+            ],
+            asked: RefCell::new(Vec::new()),
+        };
+        let common = CommonWords::default();
+        let hits = retrieve(&log, &common, "zebra", 10, None).unwrap();
+        assert_eq!(hits.len(), 1);
+        let with = with_neighbours(&log, hits.clone()).unwrap();
+        let ids: Vec<&str> = with.iter().map(|r| r.hit.id.as_str()).collect();
+        assert_eq!(ids[0], "o2");
+        assert!(ids.contains(&"o1") && ids.contains(&"o3"), "{ids:?}");
+        assert!(!ids.contains(&"o4"), "{ids:?}");
+        for r in &with[1..] {
+            assert!((r.score - hits[0].score * NEIGHBOUR_WEIGHT).abs() < 1e-9);
         }
     }
 

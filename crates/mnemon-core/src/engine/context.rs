@@ -25,7 +25,7 @@ pub struct ContextRequest {
 /// budget with short records, at least 200, so a short record that
 /// matches well but ranks below long ones is still there to be packed.
 fn fragment_limit(budget: u64) -> usize {
-    ((budget / 10) as usize).max(200)
+    ((budget / 25) as usize).max(200)
 }
 
 impl<S: EngineStore + SearchStore> Engine<S> {
