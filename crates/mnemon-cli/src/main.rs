@@ -89,16 +89,24 @@ fn exit_code(e: &anyhow::Error) -> u8 {
 /// not a Rust backtrace (set `RUST_BACKTRACE=1` for that). Writes are
 /// transactions, so a panic loses nothing that was acknowledged.
 fn install_panic_hook() {
-    if std::env::var_os("RUST_BACKTRACE").is_some_and(|v| v != "0") {
-        return;
-    }
-    std::panic::set_hook(Box::new(|info| {
+    let backtrace = std::env::var_os("RUST_BACKTRACE").is_some_and(|v| v != "0");
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
         let what = info
             .payload()
             .downcast_ref::<&str>()
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "an unexpected state".to_string());
+        // `mnemon context | head`: the reader went away. Output comes after
+        // every write committed, so there is nothing to report; exit as a
+        // process killed by SIGPIPE does (128 + 13), as shells expect.
+        if what.starts_with("failed printing to std") && what.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        if backtrace {
+            return default(info);
+        }
         let place = info
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))

@@ -382,3 +382,23 @@ fn help_is_everywhere() {
     }
     insta::assert_snapshot!("help", ok(tmp.path(), &["--help"]));
 }
+
+/// `mnemon … | head`: a reader that goes away is no bug. The process ends
+/// as one killed by SIGPIPE would (141), without a message.
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    let p = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mnemon"))
+        .args(["models", "list"])
+        .current_dir(p.path())
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("bug"), "{err}");
+    assert_eq!(out.status.code(), Some(141), "{err}");
+}

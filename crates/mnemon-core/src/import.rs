@@ -130,10 +130,10 @@ fn eval(text: &str, source_name: &str) -> Result<Vec<ImportSession>, ImportError
             .map(|t| t.speaker.clone())
             .next();
         for s in &c.sessions {
-            let start = Timestamp::parse(&s.date).ok_or_else(|| ImportError::File {
+            let start = parse_time(&s.date).ok_or_else(|| ImportError::File {
                 source_name: source_name.to_string(),
                 reason: format!(
-                    "session {} of conversation {} has date `{}`, not an RFC 3339 time such as 2023-05-08T13:56:00Z",
+                    "session {} of conversation {} has date `{}`, which is not a time mnemon reads: use RFC 3339 such as 2023-05-08T13:56:00Z",
                     s.id, c.id, s.date
                 ),
             })?;
@@ -277,7 +277,7 @@ fn content_text(v: &serde_json::Value) -> Option<String> {
 /// RFC 3339 text, or seconds since 1970 (ChatGPT's `create_time`).
 fn timestamp(v: &serde_json::Value) -> Option<Timestamp> {
     match v {
-        serde_json::Value::String(s) => Timestamp::parse(s),
+        serde_json::Value::String(s) => parse_time(s),
         serde_json::Value::Number(n) => {
             let secs = n.as_f64()?;
             (secs.is_finite() && secs >= 0.0 && secs < 1e11)
@@ -285,6 +285,55 @@ fn timestamp(v: &serde_json::Value) -> Option<Timestamp> {
         }
         _ => None,
     }
+}
+
+/// A time as histories write it: RFC 3339 first, then the common shapes
+/// of exported chats, read as UTC: `2023-05-08 13:56[:00]`, `2023-05-08`,
+/// `1:56 pm on 8 May, 2023`, `8 May 2023`, `May 8, 2023`, `March-15-2024`.
+pub fn parse_time(s: &str) -> Option<Timestamp> {
+    use chrono::{NaiveDate, NaiveDateTime};
+    let s = s.trim();
+    if let Some(t) = Timestamp::parse(s) {
+        return Some(t);
+    }
+    let at = |dt: NaiveDateTime| Some(Timestamp(dt.and_utc().timestamp_millis()));
+    for f in [
+        "%Y-%m-%d %H:%M:%S",
+        "%Y-%m-%d %H:%M",
+        "%Y-%m-%dT%H:%M:%S",
+        "%Y-%m-%dT%H:%M",
+    ] {
+        if let Ok(dt) = NaiveDateTime::parse_from_str(s, f) {
+            return at(dt);
+        }
+    }
+    let lower = s.to_lowercase();
+    for f in [
+        "%I:%M %P on %d %B, %Y",
+        "%I:%M %P on %d %b, %Y",
+        "%I:%M %P on %B %d, %Y",
+    ] {
+        if let Ok(dt) = NaiveDateTime::parse_from_str(&lower, f) {
+            return at(dt);
+        }
+    }
+    for f in [
+        "%Y-%m-%d",
+        "%d %B %Y",
+        "%d %B, %Y",
+        "%B %d, %Y",
+        "%B %d %Y",
+        "%d %b %Y",
+        "%b %d, %Y",
+        "%B-%d-%Y",
+        "%b-%d-%Y",
+        "%Y/%m/%d",
+    ] {
+        if let Ok(d) = NaiveDate::parse_from_str(&lower, f) {
+            return d.and_hms_opt(0, 0, 0).and_then(at);
+        }
+    }
+    None
 }
 
 fn chatgpt(text: &str, source_name: &str) -> Result<Vec<ImportSession>, ImportError> {
@@ -449,6 +498,25 @@ mod tests {
         let texts: Vec<&str> = s[0].turns.iter().map(|t| t.content.as_str()).collect();
         assert_eq!(texts, ["Where to?", "Lisbon."]);
         assert_eq!(s[0].turns[1].at, Some(Timestamp(1_700_000_003_000)));
+    }
+
+    #[test]
+    fn dates_are_read_in_the_shapes_exports_use() {
+        let day = |s: &str| parse_time(s).map(|t| t.rfc3339()[..16].to_string());
+        assert_eq!(
+            day("2023-05-08T13:56:00Z").as_deref(),
+            Some("2023-05-08T13:56")
+        );
+        assert_eq!(day("2023-05-08 13:56").as_deref(), Some("2023-05-08T13:56"));
+        assert_eq!(
+            day("1:56 pm on 8 May, 2023").as_deref(),
+            Some("2023-05-08T13:56")
+        );
+        assert_eq!(day("8 May 2023").as_deref(), Some("2023-05-08T00:00"));
+        assert_eq!(day("May 8, 2023").as_deref(), Some("2023-05-08T00:00"));
+        assert_eq!(day("March-15-2024").as_deref(), Some("2024-03-15T00:00"));
+        assert_eq!(day("2024-03-15").as_deref(), Some("2024-03-15T00:00"));
+        assert_eq!(day("soon"), None);
     }
 
     #[test]

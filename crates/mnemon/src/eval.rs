@@ -128,7 +128,7 @@ pub fn recall(
         let mut turn_text: BTreeMap<&str, &str> = BTreeMap::new();
         let mut turn_seq: BTreeMap<&str, String> = BTreeMap::new();
         for s in &conv.sessions {
-            let start = Timestamp::parse(&s.date).ok_or_else(|| {
+            let start = mnemon_core::import::parse_time(&s.date).ok_or_else(|| {
                 Error::Input(format!(
                     "session {} has date `{}`, not RFC 3339",
                     s.id, s.date
@@ -145,13 +145,21 @@ pub fn recall(
                 } else {
                     Role::Assistant
                 };
-                let out = engine.message(NewMessage {
+                let msg = NewMessage {
                     role,
                     content: format!("{}: {}", t.speaker, t.text),
                     agent: None,
                     tokens: None,
-                })?;
-                checkpoints += out.checkpoints.len();
+                };
+                match engine.message(msg.clone()) {
+                    Ok(out) => checkpoints += out.checkpoints.len(),
+                    // As `mnemon import` does: history the window could
+                    // never hold is stored outside the live context.
+                    Err(mnemon_core::engine::EngineError::TooLarge { .. }) => {
+                        engine.memory().message(msg)?;
+                    }
+                    Err(e) => return Err(e.into()),
+                }
                 if trace {
                     let last = engine.memory().store().messages(&MessageQuery {
                         limit: Some(1),
