@@ -67,6 +67,12 @@ pub fn version(s: &str) -> Result<u64, String> {
     within(s, 1..=u64::from(u32::MAX))
 }
 
+/// `--at`: an RFC 3339 time.
+pub fn timestamp(s: &str) -> Result<mnemon_core::memory::Timestamp, String> {
+    mnemon_core::memory::Timestamp::parse(s.trim())
+        .ok_or_else(|| format!("`{s}` is not an RFC 3339 time such as 2025-01-15T14:30:00Z"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,10 +94,4 @@ mod tests {
         assert_eq!(tokens_or_zero("0"), Ok(0));
         assert!(synth("1000000000").is_err());
     }
-}
-
-/// `--at`: an RFC 3339 time.
-pub fn timestamp(s: &str) -> Result<mnemon_core::memory::Timestamp, String> {
-    mnemon_core::memory::Timestamp::parse(s.trim())
-        .ok_or_else(|| format!("`{s}` is not an RFC 3339 time such as 2025-01-15T14:30:00Z"))
 }

@@ -189,3 +189,39 @@ fn a_turn_larger_than_the_window_is_stored_as_history() {
     let status = common::json(dir, &["status", "--json"]);
     assert!(status.to_string().contains("\"zone\""), "{status}");
 }
+
+#[test]
+fn a_chatgpt_export_imports_the_branch_shown() {
+    let p = common::project();
+    let dir = p.path();
+    let file = dir.join("conversations.json");
+    std::fs::write(
+        &file,
+        r#"[{"title":"Lisbon trip","create_time":1700000000.5,"current_node":"b","mapping":{
+          "r":{"id":"r","message":null,"parent":null,"children":["a"]},
+          "a":{"id":"a","message":{"author":{"role":"user"},"create_time":1700000001,"content":{"content_type":"text","parts":["Which hotel did we book in Lisbon?"]}},"parent":"r","children":["x","b"]},
+          "x":{"id":"x","message":{"author":{"role":"assistant"},"create_time":1700000002,"content":{"parts":["An abandoned answer about Porto."]}},"parent":"a","children":[]},
+          "b":{"id":"b","message":{"author":{"role":"assistant"},"create_time":1700000003,"content":{"parts":["The Memmo Alfama, from 3 to 7 May."]}},"parent":"a","children":[]}}}]"#,
+    )
+    .unwrap();
+    let r = common::json(dir, &["import", file.to_str().unwrap(), "--json"]);
+    assert_eq!(r["messages"], 2, "{r}");
+    assert_eq!(r["sessions"], 1, "{r}");
+    assert_eq!(r["from"], "2023-11-14T22:13:21.000Z", "{r}");
+    let list = common::json(dir, &["session", "list", "--json"]).to_string();
+    assert!(list.contains("Lisbon trip"), "{list}");
+    let ctx = common::ok(
+        dir,
+        &[
+            "context",
+            "--preset",
+            "qa",
+            "--budget",
+            "500",
+            "--query",
+            "hotel Lisbon",
+        ],
+    );
+    assert!(ctx.contains("The Memmo Alfama, from 3 to 7 May."), "{ctx}");
+    assert!(!ctx.contains("Porto"), "{ctx}");
+}

@@ -280,7 +280,8 @@ fn timestamp(v: &serde_json::Value) -> Option<Timestamp> {
         serde_json::Value::String(s) => parse_time(s),
         serde_json::Value::Number(n) => {
             let secs = n.as_f64()?;
-            (secs.is_finite() && secs >= 0.0 && secs < 1e11)
+            (0.0..1e11)
+                .contains(&secs)
                 .then(|| Timestamp((secs * 1000.0).round() as i64))
         }
         _ => None,

@@ -227,10 +227,19 @@ impl Assembler<'_> {
                         section_cost + add <= cap && estimate + add <= usable
                     };
                     // Shares go to whole items; an excerpt only takes
-                    // space left over at the end.
+                    // space left over at the end. Counting an excerpt that
+                    // is plainly too long (over 8 bytes a token, which no
+                    // tokenizer mnemon uses comes near) is skipped: in the
+                    // last pass most of a long offer is.
+                    let room = usable.saturating_sub(estimate);
                     let Some(c) = std::iter::once(whole)
                         .filter(|_| pass < 2)
-                        .chain(whole.excerpt.as_deref().filter(|_| pass == 2))
+                        .chain(
+                            whole
+                                .excerpt
+                                .as_deref()
+                                .filter(|e| pass == 2 && e.text.len() as u64 / 8 <= room),
+                        )
                         .find(|c| fits(c))
                     else {
                         if pass == 0 {
