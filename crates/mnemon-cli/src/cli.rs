@@ -59,9 +59,10 @@ pub enum Command {
     Record(RecordArgs),
     /// Record a message (a turn of the conversation).
     Message(MessageArgs),
-    /// Bring an existing history in with its dates and speakers: the
-    /// evaluation format, OpenAI-style JSONL or a ChatGPT export.
-    /// Importing the same file twice stores it once.
+    /// Bring an existing history in with its dates and speakers.
+    ///
+    /// Reads the evaluation format, OpenAI-style JSONL or a ChatGPT export;
+    /// importing the same file twice stores it once.
     Import(ImportArgs),
     /// Recent operations, most recent first.
     Recent(RecentArgs),
