@@ -430,43 +430,40 @@ const NEIGHBOUR_SPAN_MS: i64 = 6 * 3_600_000;
 /// half of the hit that brought it (or what it scored itself, if more), so
 /// the allocator prices it like any other fragment and takes it when it
 /// fits. Records of another conversation that merely follow in the log
-/// (hours apart) are not neighbours.
+/// (hours apart) are not neighbours. Only messages have neighbours: the
+/// operation next to a matching one is usually another agent's unrelated
+/// step, and sending it would spend the budget on noise.
 pub fn with_neighbours<S: SearchStore + ?Sized>(
     store: &S,
     mut ranked: Vec<Ranked>,
 ) -> Result<Vec<Ranked>, StoreError> {
-    let mut wanted: Vec<(HitSource, i64, f64, Timestamp)> = Vec::new();
+    let source = HitSource::Message;
+    let mut wanted: Vec<(i64, f64, Timestamp)> = Vec::new();
     for r in ranked
         .iter()
-        .filter(|r| LOG_SOURCES.contains(&r.hit.source))
+        .filter(|r| r.hit.source == source)
         .take(NEIGHBOUR_HITS)
     {
         for row in [r.hit.row - 1, r.hit.row + 1] {
             if row > 0 {
-                wanted.push((r.hit.source, row, r.score * NEIGHBOUR_WEIGHT, r.hit.at));
+                wanted.push((row, r.score * NEIGHBOUR_WEIGHT, r.hit.at));
             }
         }
     }
+    if wanted.is_empty() {
+        return Ok(ranked);
+    }
+    let rows: Vec<i64> = wanted.iter().map(|w| w.0).collect();
     let mut more = Vec::new();
-    for source in LOG_SOURCES {
-        let rows: Vec<i64> = wanted
+    for hit in store.records(source, &rows)? {
+        let best = wanted
             .iter()
-            .filter(|w| w.0 == source)
+            .filter(|w| w.0 == hit.row)
+            .filter(|w| (w.2.0 - hit.at.0).abs() <= NEIGHBOUR_SPAN_MS)
             .map(|w| w.1)
-            .collect();
-        if rows.is_empty() {
-            continue;
-        }
-        for hit in store.records(source, &rows)? {
-            let best = wanted
-                .iter()
-                .filter(|w| w.0 == source && w.1 == hit.row)
-                .filter(|w| (w.3.0 - hit.at.0).abs() <= NEIGHBOUR_SPAN_MS)
-                .map(|w| w.2)
-                .fold(0.0, f64::max);
-            if best > 0.0 {
-                more.push(Ranked { hit, score: best });
-            }
+            .fold(0.0, f64::max);
+        if best > 0.0 {
+            more.push(Ranked { hit, score: best });
         }
     }
     merge(&mut ranked, more, 1.0, false);
@@ -570,6 +567,7 @@ mod common_word_tests {
     use super::*;
 
     struct Log {
+        source: HitSource,
         texts: Vec<String>,
         asked: RefCell<Vec<String>>,
     }
@@ -596,7 +594,7 @@ mod common_word_tests {
             term: &str,
             cap: usize,
         ) -> Result<Vec<i64>, StoreError> {
-            if source != HitSource::Operation {
+            if source != self.source {
                 return Ok(Vec::new());
             }
             self.asked.borrow_mut().push(term.to_string());
@@ -613,7 +611,10 @@ mod common_word_tests {
                 .iter()
                 .map(|r| Hit {
                     source,
-                    id: format!("o{r}"),
+                    id: match source {
+                        HitSource::Message => format!("m{r}"),
+                        _ => format!("o{r}"),
+                    },
                     text: self.texts[*r as usize - 1].clone(),
                     bm25: 0.0,
                     at: Timestamp(*r),
@@ -624,9 +625,10 @@ mod common_word_tests {
         }
 
         fn last_row(&self, source: HitSource) -> Result<u64, StoreError> {
-            Ok(match source {
-                HitSource::Operation => self.texts.len() as u64,
-                _ => 0,
+            Ok(if source == self.source {
+                self.texts.len() as u64
+            } else {
+                0
             })
         }
     }
@@ -634,6 +636,7 @@ mod common_word_tests {
     #[test]
     fn the_best_hits_bring_their_neighbours_at_half_their_score() {
         let log = Log {
+            source: HitSource::Message,
             texts: vec![
                 "what breed is the new dog?".into(),
                 "the zebra import failed".into(),
@@ -647,12 +650,29 @@ mod common_word_tests {
         assert_eq!(hits.len(), 1);
         let with = with_neighbours(&log, hits.clone()).unwrap();
         let ids: Vec<&str> = with.iter().map(|r| r.hit.id.as_str()).collect();
-        assert_eq!(ids[0], "o2");
-        assert!(ids.contains(&"o1") && ids.contains(&"o3"), "{ids:?}");
-        assert!(!ids.contains(&"o4"), "{ids:?}");
+        assert_eq!(ids[0], "m2");
+        assert!(ids.contains(&"m1") && ids.contains(&"m3"), "{ids:?}");
+        assert!(!ids.contains(&"m4"), "{ids:?}");
         for r in &with[1..] {
             assert!((r.score - hits[0].score * NEIGHBOUR_WEIGHT).abs() < 1e-9);
         }
+    }
+
+    #[test]
+    fn operations_do_not_bring_neighbours() {
+        let log = Log {
+            source: HitSource::Operation,
+            texts: vec![
+                "tests passed".into(),
+                "the zebra import failed".into(),
+                "deploy started".into(),
+            ],
+            asked: RefCell::new(Vec::new()),
+        };
+        let common = CommonWords::default();
+        let hits = retrieve(&log, &common, "zebra", 10, None).unwrap();
+        let with = with_neighbours(&log, hits.clone()).unwrap();
+        assert_eq!(with, hits);
     }
 
     #[test]
@@ -664,6 +684,7 @@ mod common_word_tests {
             })
             .collect();
         let log = Log {
+            source: HitSource::Operation,
             texts,
             asked: RefCell::new(Vec::new()),
         };
