@@ -64,6 +64,8 @@ pub enum Command {
     /// Reads the evaluation format, OpenAI-style JSONL or a ChatGPT export;
     /// importing the same file twice stores it once.
     Import(ImportArgs),
+    /// Embed every stored record that has no vector of the [embeddings] model yet.
+    Reindex,
     /// Recent operations, most recent first.
     Recent(RecentArgs),
     /// Start, end, list, show, archive or restore sessions.
@@ -210,6 +212,10 @@ pub enum EvalCommand {
         /// BM25 ranked the evidence (JSON output only; large).
         #[arg(long, requires = "json")]
         trace: bool,
+        /// Fuse retrieval by meaning with this sentence-embedding model
+        /// directory (all-MiniLM-L6-v2: scripts/embedding-model.sh).
+        #[arg(long, value_name = "DIR")]
+        embeddings: Option<std::path::PathBuf>,
     },
     /// Write a synthetic dataset with planted facts.
     Synth {

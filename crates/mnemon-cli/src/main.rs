@@ -36,6 +36,7 @@ fn main() -> ExitCode {
         Command::Record(a) => commands::log::record(g, a),
         Command::Message(a) => commands::log::message(g, a),
         Command::Import(a) => commands::import::run(g, a),
+        Command::Reindex => commands::reindex::run(g),
         Command::Recent(a) => commands::log::recent(g, a),
         Command::Session(c) => commands::session::run(g, c),
         Command::Goal(c) => commands::hot::goal(g, c),

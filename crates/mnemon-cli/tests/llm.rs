@@ -545,3 +545,62 @@ fn an_unreachable_server_never_hangs_a_command() {
         "bounded by the connect timeout, never a hang"
     );
 }
+
+#[test]
+fn a_servers_embeddings_endpoint_indexes_history_for_retrieval_by_meaning() {
+    // SmolLM2 is a chat model, not a sentence encoder: this proves the
+    // wire (llama-server's OpenAI-compatible /v1/embeddings), not the
+    // quality, which the local-model tests (tests/embeddings.rs) cover.
+    let mut llama = Llama::start(&["--embeddings", "--pooling", "mean"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    common::ok(dir, &["init", "--model", "gpt-4o"]);
+    let path = dir.join(".mnemon/config.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        format!(
+            "{text}\n[embeddings]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"smollm2\"\n",
+            llama.url()
+        ),
+    )
+    .unwrap();
+    for t in [
+        "The deploy to staging failed on a missing secret.",
+        "We adopted a beagle puppy named Rex.",
+        "Invoices are exported as one CSV per month.",
+    ] {
+        common::ok(dir, &["message", "--role", "user", t]);
+    }
+    let r = common::json(dir, &["reindex", "--json"]);
+    assert_eq!(r["embedded"], 3, "{r}");
+    assert_eq!(r["model"], "smollm2");
+    let ctx = common::json(
+        dir,
+        &["context", "--query", "beagle", "--budget", "400", "--json"],
+    );
+    assert!(ctx.to_string().contains("beagle"), "{ctx}");
+    let again = common::json(dir, &["reindex", "--json"]);
+    assert_eq!(again["embedded"], 0, "{again}");
+
+    // A server that went away: the error names it, and nothing is lost.
+    llama.kill();
+    common::ok(dir, &["message", "--role", "user", "One more turn."]);
+    let out = common::mnemon(dir, &["reindex"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("smollm2") && err.contains("/v1/embeddings"),
+        "{err}"
+    );
+    // The context is made from words alone, and says why.
+    let out = common::mnemon(
+        dir,
+        &["context", "--query", "One more turn", "--budget", "400"],
+    );
+    assert!(out.status.success());
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("One more turn"), "{said}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("retrieval by meaning is off"), "{err}");
+}

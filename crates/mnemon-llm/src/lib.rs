@@ -14,6 +14,7 @@
 
 mod anthropic;
 mod client;
+mod embed;
 mod error;
 mod http;
 mod ollama;
@@ -27,6 +28,7 @@ use mnemon_core::config::{LlmEndpoint, LlmProvider, LlmSection};
 
 pub use anthropic::Anthropic;
 pub use client::{ChatMessage, ChatReply, ChatRequest, Client, Probe, Usage};
+pub use embed::HttpEmbedder;
 pub use error::LlmError;
 pub use http::{Http, Limits, ensure_crypto};
 pub use ollama::Ollama;

@@ -24,6 +24,7 @@ mod optimizer;
 mod search;
 mod sessions;
 mod unit;
+mod vectors;
 
 use std::ops::{Deref, DerefMut};
 use std::path::Path;

@@ -45,6 +45,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "drop_vocab",
         include_str!("../migrations/0011_drop_vocab.sql"),
     ),
+    (
+        12,
+        "vectors",
+        include_str!("../migrations/0012_vectors.sql"),
+    ),
 ];
 
 /// The schema version this build writes.

@@ -27,16 +27,17 @@ fn any_word(query: &str) -> Option<String> {
 
 /// One index: its FTS5 table, the row it points at, what to select (id,
 /// label, body, then time and importance) and which rows count.
-struct Source {
+pub(crate) struct Source {
     kind: HitSource,
     fts: &'static str,
     join: &'static str,
     /// The content table and the column the index's rowid is.
-    table: &'static str,
-    key: &'static str,
+    pub(crate) table: &'static str,
+    pub(crate) key: &'static str,
     id_label_body: &'static str,
     at_importance: &'static str,
-    filter: &'static str,
+    /// Which rows retrieval may return; `?2` is the project.
+    pub(crate) filter: &'static str,
 }
 
 const SOURCES: [Source; 6] = [
@@ -107,7 +108,7 @@ impl Source {
         clippy::expect_used,
         reason = "invariants of this function, not outside input: every source has an index"
     )]
-    fn of(kind: HitSource) -> &'static Source {
+    pub(crate) fn of(kind: HitSource) -> &'static Source {
         SOURCES
             .iter()
             .find(|s| s.kind == kind)

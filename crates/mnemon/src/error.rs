@@ -127,7 +127,10 @@ impl From<StoreError> for Error {
 impl From<EngineError> for Error {
     fn from(e: EngineError) -> Error {
         match e {
-            EngineError::Store(s) => Error::Store(s),
+            EngineError::Store(s)
+            | EngineError::Embed(mnemon_core::assemble::semantic::EmbedError::Store(s)) => {
+                Error::Store(s)
+            }
             EngineError::Checkpoint(c) => Error::Checkpoint(c),
             other => Error::Engine(other),
         }

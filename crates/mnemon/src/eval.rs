@@ -100,6 +100,7 @@ pub fn recall(
     window: u64,
     preset: &str,
     trace: bool,
+    embedder: Option<Arc<dyn mnemon_core::assemble::semantic::Embedder>>,
 ) -> Result<Report> {
     let plan = BudgetPlan::preset(preset)?;
     let counter = OpenAiBpe::new(Encoding::Cl100kBase);
@@ -124,7 +125,10 @@ pub fn recall(
             Some("eval"),
             limits,
         );
-        let engine = Engine::new(memory, EngineConfig::new(w, profile, "eval"));
+        let mut engine = Engine::new(memory, EngineConfig::new(w, profile, "eval"));
+        if let Some(e) = &embedder {
+            engine = engine.with_embedder(Arc::clone(e), Arc::default());
+        }
         let mut turn_text: BTreeMap<&str, &str> = BTreeMap::new();
         let mut turn_seq: BTreeMap<&str, String> = BTreeMap::new();
         for s in &conv.sessions {
@@ -173,6 +177,11 @@ pub fn recall(
         }
         refreshes += engine.status()?.refreshes;
         let store = engine.memory().store();
+        if let Some(e) = &embedder {
+            use mnemon_core::assemble::semantic::{Backlog, backfill};
+            backfill(store, e.as_ref(), Backlog::All, &mut |_| {})
+                .map_err(mnemon_core::engine::EngineError::from)?;
+        }
         let mut all = store.messages(&MessageQuery {
             limit: Some(usize::MAX >> 1),
             ..MessageQuery::default()

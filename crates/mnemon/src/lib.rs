@@ -42,6 +42,7 @@
 mod background;
 mod chat;
 mod clock;
+pub mod embeddings;
 mod error;
 pub mod eval;
 pub mod identity;
@@ -136,6 +137,8 @@ struct Inner {
     events: background::EventBus,
     /// Renders views after writes are answered (long-running processes).
     renderer: Option<background::Renderer>,
+    /// Retrieval by meaning, when `[embeddings]` names a model.
+    semantic: Option<embeddings::Semantic>,
 }
 
 impl std::fmt::Debug for Inner {
@@ -282,8 +285,11 @@ impl OpenOptions {
             ),
             _ => None,
         };
+        let semantic =
+            embeddings::from_config(&settings.loaded().config.embeddings, settings.root());
         Ok(Mnemon {
             inner: Arc::new(Inner {
+                semantic,
                 settings,
                 setup,
                 backend,
@@ -392,7 +398,11 @@ impl Mnemon {
         )
         .with_redactor(redactor);
         let cfg = setup.engine_config(config);
-        Ok(Engine::new(memory, cfg))
+        let engine = Engine::new(memory, cfg);
+        Ok(match &inner.semantic {
+            Some(s) => engine.with_embedder(Arc::clone(&s.embedder), Arc::clone(&s.index)),
+            None => engine,
+        })
     }
 
     /// Every write's outcome (which agent, what the engine did, the window

@@ -5,7 +5,7 @@ use mnemon::ContextQuery;
 use mnemon_core::assemble::Format;
 
 use crate::cli::{ContextArgs, Global, SearchArgs};
-use crate::output::{BOLD, DIM, json, stored, thousands};
+use crate::output::{BOLD, DIM, WARN, json, stored, thousands};
 use crate::project::Project;
 
 pub fn context(g: &Global, a: &ContextArgs) -> Result<()> {
@@ -17,6 +17,9 @@ pub fn context(g: &Global, a: &ContextArgs) -> Result<()> {
         query: a.query.clone(),
         format,
     })?;
+    for w in &out.warnings {
+        anstream::eprintln!("{WARN}warning{WARN:#}: {w}");
+    }
     if g.json || format == Format::Json {
         return json(&out);
     }

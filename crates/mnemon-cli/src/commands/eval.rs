@@ -52,11 +52,22 @@ pub fn run(g: &Global, c: &EvalCommand) -> Result<()> {
             window,
             preset,
             trace,
+            embeddings,
         } => {
             let text = std::fs::read_to_string(data)
                 .with_context(|| format!("cannot read {}", data.display()))?;
             let d = Dataset::from_json(&text, &data.display().to_string())?;
-            let report = recall(&d, budgets, *window, preset, *trace)?;
+            let embedder = match embeddings {
+                Some(dir) => {
+                    let m = mnemon_embed::LocalEmbedder::open(dir, None)?;
+                    Some(std::sync::Arc::new(m)
+                        as std::sync::Arc<
+                            dyn mnemon_core::assemble::semantic::Embedder,
+                        >)
+                }
+                None => None,
+            };
+            let report = recall(&d, budgets, *window, preset, *trace, embedder)?;
             if g.json {
                 return json(&report);
             }

@@ -63,8 +63,17 @@ pub fn run(g: &Global, a: &ImportArgs) -> Result<()> {
     }
     let report = report?;
     m.flush_views();
+    // What was imported is found by meaning too, when a model is set.
+    let reindexed = match m.embedding_model() {
+        Some(_) => Some(super::reindex::embed_all(&m, g.json)?),
+        None => None,
+    };
     if g.json {
-        return json(&report);
+        let mut v = serde_json::to_value(&report)?;
+        if let Some(r) = &reindexed {
+            v["embedded"] = serde_json::json!(r.embedded);
+        }
+        return json(&v);
     }
     println!(
         "{BOLD}imported{BOLD:#} {} messages in {} sessions from {name}{}",
@@ -75,6 +84,13 @@ pub fn run(g: &Global, a: &ImportArgs) -> Result<()> {
             _ => String::new(),
         }
     );
+    if let Some(r) = &reindexed {
+        println!(
+            "{DIM}{} records embedded with {} for retrieval by meaning{DIM:#}",
+            thousands(r.embedded),
+            r.model
+        );
+    }
     if report.already_stored > 0 {
         println!(
             "{DIM}{} turns were already stored and were left alone{DIM:#}",

@@ -15,6 +15,7 @@ pub mod log;
 pub mod maintenance;
 pub mod models;
 pub mod optimize;
+pub mod reindex;
 pub mod serve;
 pub mod session;
 pub mod status;

@@ -16,6 +16,7 @@ pub mod fence;
 pub mod plan;
 pub mod postings;
 pub mod retrieve;
+pub mod semantic;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -103,6 +104,11 @@ pub struct Assembled {
     /// the recent turns.
     pub messages: Vec<ChatMessage>,
     pub sections: Vec<SectionOut>,
+    /// What the caller should know about how this context was made (the
+    /// embedding model failed, say, and fragments were found by words
+    /// only). Never part of what is sent.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -352,6 +358,7 @@ impl Assembler<'_> {
             text,
             messages: msgs,
             sections,
+            warnings: Vec::new(),
         }
     }
 }

@@ -13,7 +13,7 @@ use crate::compress::sentences::terms;
 use crate::memory::{StoreError, Timestamp};
 use crate::tokens::TokenCounter;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HitSource {
     Operation,
@@ -80,8 +80,9 @@ pub const SMALL_SOURCES: [HitSource; 4] = [
 ];
 
 /// Full-text search over every tier. Any word may match (the ranking
-/// rewards matching more of them).
-pub trait SearchStore {
+/// rewards matching more of them). Stored vectors come with it: retrieval
+/// by meaning reads the same records.
+pub trait SearchStore: super::semantic::VectorStore {
     /// The best `limit` matches of each index in `sources` by SQLite's
     /// BM25, which scores every match: exact, and slow on a large index.
     fn search(
@@ -580,6 +581,36 @@ mod common_word_tests {
                 Some(p) => words.any(|w| w.starts_with(p)),
                 None => words.any(|w| w == term),
             }
+        }
+    }
+
+    impl crate::assemble::semantic::VectorStore for Log {
+        fn put_vectors(
+            &self,
+            _: &str,
+            _: &[crate::assemble::semantic::StoredVector],
+        ) -> Result<(), StoreError> {
+            Err(StoreError::Invalid("this log keeps no vectors".into()))
+        }
+        fn vectors_since(
+            &self,
+            _: &str,
+            _: i64,
+            _: usize,
+        ) -> Result<Vec<(i64, crate::assemble::semantic::StoredVector)>, StoreError> {
+            Ok(Vec::new())
+        }
+        fn unembedded(
+            &self,
+            _: &str,
+            _: HitSource,
+            _: i64,
+            _: usize,
+        ) -> Result<Vec<i64>, StoreError> {
+            Ok(Vec::new())
+        }
+        fn unembedded_count(&self, _: &str, _: HitSource) -> Result<u64, StoreError> {
+            Ok(0)
         }
     }
 

@@ -31,6 +31,8 @@ pub struct Config {
     pub llm: super::LlmSection,
     /// Secrets removed before anything is stored.
     pub redaction: RedactionSection,
+    /// Retrieval by meaning, with a sentence-embedding model.
+    pub embeddings: EmbeddingsSection,
     /// Extra models, or overrides of built-in ones, by id.
     pub models: BTreeMap<String, ModelOverride>,
     /// Extra chat framings, or overrides of built-in ones, by name.
@@ -157,6 +159,42 @@ impl Default for RedactionSection {
             patterns: Vec::new(),
         }
     }
+}
+
+/// Where sentence embeddings come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbeddingProvider {
+    /// A model directory run in-process (all-MiniLM-L6-v2, bge-small-en-v1.5).
+    Local,
+    /// Ollama's `/api/embed`.
+    Ollama,
+    /// An OpenAI-compatible `/v1/embeddings` (llama.cpp's `llama-server
+    /// --embeddings`, vLLM, OpenAI).
+    #[serde(alias = "openai-compatible")]
+    Openai,
+}
+
+/// `[embeddings]`: retrieval by meaning, fused with retrieval by words.
+/// Unset provider: words only, as before.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EmbeddingsSection {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<EmbeddingProvider>,
+    /// `local`: the model's directory (config.json, tokenizer.json,
+    /// model.safetensors).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The model: its name at the server, and the name its vectors are
+    /// stored under (for `local`, the directory's name when unset).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// The environment variable holding the server's API key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
 }
 
 /// One secret of the user's own: its name (shown in the placeholder) and a

@@ -246,6 +246,7 @@ pub(crate) fn validate(c: &Config, is_set: &dyn Fn(&str) -> bool) -> Vec<Violati
     }
 
     llm(&mut k, &c.llm);
+    embeddings(&mut k, &c.embeddings);
     for (i, p) in c.redaction.patterns.iter().enumerate() {
         if p.name.trim().is_empty() {
             k.fail(
@@ -495,5 +496,30 @@ fn llm(k: &mut Check<'_>, l: &crate::config::LlmSection) {
     );
     if l.retries > 10 {
         k.fail("llm.retries", l.retries, "0 to 10 retries");
+    }
+}
+
+fn embeddings(k: &mut Check<'_>, e: &super::schema::EmbeddingsSection) {
+    use super::schema::EmbeddingProvider;
+    match e.provider {
+        None => {}
+        Some(EmbeddingProvider::Local) => {
+            if e.path.as_deref().is_none_or(|p| p.trim().is_empty()) {
+                k.fail(
+                    "embeddings.path",
+                    "unset",
+                    "the directory of a sentence-transformers model (config.json, tokenizer.json, model.safetensors); scripts/embedding-model.sh fetches all-MiniLM-L6-v2",
+                );
+            }
+        }
+        Some(EmbeddingProvider::Ollama | EmbeddingProvider::Openai) => {
+            if e.model.as_deref().is_none_or(|m| m.trim().is_empty()) {
+                k.fail(
+                    "embeddings.model",
+                    "unset",
+                    "the embedding model's name at the server, e.g. \"nomic-embed-text\" or \"all-minilm\"",
+                );
+            }
+        }
     }
 }

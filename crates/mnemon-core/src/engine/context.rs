@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use super::{Engine, EngineError, EngineStore};
 use crate::assemble::retrieve::{Budget, Ranked, SearchStore, retrieve, with_neighbours};
+use crate::assemble::semantic;
 use crate::assemble::{
     Assembled, Assembler, BudgetPlan, Candidate, Format, SectionKind, candidates,
 };
@@ -28,10 +29,85 @@ fn fragment_limit(budget: u64) -> usize {
     ((budget / 25) as usize).max(200)
 }
 
+/// A query first embeds what has no vector among this many newest records
+/// of each log: more than a turn or two writes. A large backlog (an
+/// import) is `mnemon reindex`'s work; until then those records are found
+/// by their words only.
+pub const LIVE_BACKFILL: u64 = 64;
+
 impl<S: EngineStore + SearchStore> Engine<S> {
     /// Ranked matches across every tier.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Ranked>, EngineError> {
-        Ok(retrieve(self.store(), &self.common, query, limit, None)?)
+        let lexical = retrieve(self.store(), &self.common, query, limit, None)?;
+        let (mut ranked, _) = self.by_meaning_too(query, lexical, limit)?;
+        ranked.truncate(limit);
+        Ok(ranked)
+    }
+
+    /// `lexical` fused with the records nearest `query` by meaning, when an
+    /// embedder is on; else `lexical` as it is. Records written since the
+    /// last backfill are embedded first (at most [`LIVE_BACKFILL`]), so
+    /// what was just said can be found by meaning at once.
+    ///
+    /// A model that fails (a server gone away) costs the meaning, not the
+    /// context: the words' ranking is returned with a warning saying why.
+    fn by_meaning_too(
+        &self,
+        query: &str,
+        lexical: Vec<Ranked>,
+        limit: usize,
+    ) -> Result<(Vec<Ranked>, Option<String>), EngineError> {
+        let Some(embedder) = self.embedder.as_deref() else {
+            return Ok((lexical, None));
+        };
+        if query.trim().is_empty() {
+            return Ok((lexical, None));
+        }
+        match self.nearest(embedder, query, limit) {
+            Ok(semantic) => Ok((semantic::fuse(lexical, semantic), None)),
+            Err(semantic::EmbedError::Store(e)) => Err(e.into()),
+            Err(e) => Ok((
+                lexical,
+                Some(format!(
+                    "retrieval by meaning is off for this context: {e}; fragments were found by their words only"
+                )),
+            )),
+        }
+    }
+
+    /// The records nearest `query` by meaning, best first.
+    fn nearest(
+        &self,
+        embedder: &dyn semantic::Embedder,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<Ranked>, semantic::EmbedError> {
+        semantic::backfill(
+            self.store(),
+            embedder,
+            semantic::Backlog::Newest(LIVE_BACKFILL),
+            &mut |_| {},
+        )?;
+        let q = embedder.embed_query(query)?;
+        let near = self
+            .vectors
+            .nearest(self.store(), embedder.model(), &q, limit)?;
+        let mut semantic: Vec<Ranked> = Vec::with_capacity(near.len());
+        for source in crate::assemble::retrieve::LOG_SOURCES {
+            let rows: Vec<i64> = near.iter().filter(|n| n.0 == source).map(|n| n.1).collect();
+            for hit in self.store().records(source, &rows)? {
+                let sim = near
+                    .iter()
+                    .find(|n| n.0 == source && n.1 == hit.row)
+                    .map_or(0.0, |n| n.2);
+                semantic.push(Ranked {
+                    hit,
+                    score: f64::from(sim),
+                });
+            }
+        }
+        semantic.sort_by(|a, b| b.score.total_cmp(&a.score));
+        Ok(semantic)
     }
 
     /// The best context for `req` that fits its budget exactly.
@@ -47,6 +123,7 @@ impl<S: EngineStore + SearchStore> Engine<S> {
             cache: &self.counts,
         };
         let mut offers: BTreeMap<SectionKind, Vec<Candidate>> = BTreeMap::new();
+        let mut warnings = Vec::new();
         let hot = self.store().hot_context()?;
         // A hot item the context carries is not sent again as the
         // operation that logged it (`note_added`, `goal_updated`).
@@ -120,22 +197,22 @@ impl<S: EngineStore + SearchStore> Engine<S> {
                     candidates::entities(&all)
                 }
                 SectionKind::Fragments => match req.query.as_deref() {
-                    Some(q) => candidates::fragments(
-                        &with_neighbours(
+                    Some(q) => {
+                        let limit = fragment_limit(budget);
+                        let lexical = retrieve(
                             self.store(),
-                            retrieve(
-                                self.store(),
-                                &self.common,
-                                q,
-                                fragment_limit(budget),
-                                Some(Budget {
-                                    tokens: budget,
-                                    counter: &memo,
-                                }),
-                            )?,
-                        )?,
-                        q,
-                    ),
+                            &self.common,
+                            q,
+                            limit,
+                            Some(Budget {
+                                tokens: budget,
+                                counter: &memo,
+                            }),
+                        )?;
+                        let (ranked, warning) = self.by_meaning_too(q, lexical, limit)?;
+                        warnings.extend(warning);
+                        candidates::fragments(&with_neighbours(self.store(), ranked)?, q)
+                    }
                     None => Vec::new(),
                 },
             };
@@ -146,7 +223,9 @@ impl<S: EngineStore + SearchStore> Engine<S> {
             chat: req.chat,
             format: req.format,
         };
-        Ok(a.assemble(&req.plan, budget, &offers)?)
+        let mut out = a.assemble(&req.plan, budget, &offers)?;
+        out.warnings = warnings;
+        Ok(out)
     }
 
     fn doc(&self, kind: DocKind) -> Result<Vec<Candidate>, StoreError> {

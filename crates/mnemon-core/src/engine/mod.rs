@@ -58,6 +58,8 @@ pub enum EngineError {
     Compress(#[from] CompressError),
     #[error(transparent)]
     Assemble(#[from] crate::assemble::AssembleError),
+    #[error(transparent)]
+    Embed(#[from] crate::assemble::semantic::EmbedError),
     #[error(
         "this item is {tokens} tokens, but the live context has room for {room} even after a refresh (effective window {effective_max}). Store large content as a file and record a reference, or use a model with a larger window"
     )]
@@ -337,6 +339,11 @@ pub struct Engine<S> {
     counts: crate::tokens::CountCache,
     /// Words retrieval found common, so it need not read them again.
     common: crate::assemble::retrieve::CommonWords,
+    /// The sentence-embedding model, when retrieval by meaning is on.
+    embedder: Option<std::sync::Arc<dyn crate::assemble::semantic::Embedder>>,
+    /// Its stored vectors, read once and topped up; shared by the engines
+    /// of one project.
+    vectors: std::sync::Arc<crate::assemble::semantic::VectorIndex>,
 }
 
 impl<S> std::fmt::Debug for Engine<S> {
@@ -402,7 +409,26 @@ impl<S: EngineStore> Engine<S> {
             write: Mutex::new(()),
             counts: crate::tokens::CountCache::default(),
             common: crate::assemble::retrieve::CommonWords::default(),
+            embedder: None,
+            vectors: std::sync::Arc::default(),
         }
+    }
+
+    /// Turns on retrieval by meaning with `e`, fused with retrieval by
+    /// words; `index` holds the stored vectors in memory (share one among
+    /// the engines of a project).
+    pub fn with_embedder(
+        mut self,
+        e: std::sync::Arc<dyn crate::assemble::semantic::Embedder>,
+        index: std::sync::Arc<crate::assemble::semantic::VectorIndex>,
+    ) -> Engine<S> {
+        self.embedder = Some(e);
+        self.vectors = index;
+        self
+    }
+
+    pub fn embedder(&self) -> Option<&dyn crate::assemble::semantic::Embedder> {
+        self.embedder.as_deref()
     }
 
     /// Replaces the extractive summarizer (an LLM-backed one, say).

@@ -1,0 +1,158 @@
+//! Stored sentence-embedding vectors (migration 0012), for retrieval by
+//! meaning.
+
+use mnemon_core::assemble::retrieve::HitSource;
+use mnemon_core::assemble::semantic::{Quantized, StoredVector, VectorStore};
+use mnemon_core::memory::StoreError;
+use rusqlite::{named_params, params};
+
+use crate::SqliteStore;
+use crate::search::Source;
+
+fn source_name(s: HitSource) -> Result<&'static str, StoreError> {
+    match s {
+        HitSource::Operation => Ok("operation"),
+        HitSource::Message => Ok("message"),
+        other => Err(StoreError::Invalid(format!(
+            "vectors are kept for operations and messages, not {other:?} records"
+        ))),
+    }
+}
+
+fn source_of(name: &str) -> Option<HitSource> {
+    match name {
+        "operation" => Some(HitSource::Operation),
+        "message" => Some(HitSource::Message),
+        _ => None,
+    }
+}
+
+/// The records of `source` (of this project, that retrieval can show) above
+/// `:after` with no vector of `:model`.
+fn unembedded_sql(source: HitSource, select: &str, tail: &str) -> Result<String, StoreError> {
+    let src = Source::of(source);
+    let name = source_name(source)?;
+    Ok(format!(
+        "SELECT {select} FROM {table} WHERE {key} > :after AND {filter} AND NOT EXISTS
+           (SELECT 1 FROM vectors v WHERE v.model = :model AND v.source = '{name}' AND v.record = {key})
+         {tail}",
+        table = src.table,
+        key = src.key,
+        filter = src.filter.replace("?2", ":project"),
+    ))
+}
+
+impl VectorStore for SqliteStore {
+    fn put_vectors(&self, model: &str, vectors: &[StoredVector]) -> Result<(), StoreError> {
+        self.write(|conn| {
+            let e = |err| crate::error::map_err(self.path(), err);
+            // REPLACE deletes the old row and inserts a new one, so a
+            // replaced vector gets a new `seq` and readers see it as new.
+            let mut stmt = conn
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO vectors (model, source, record, chunk, scale, vector)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )
+                .map_err(e)?;
+            for v in vectors {
+                stmt.execute(params![
+                    model,
+                    source_name(v.source)?,
+                    v.row,
+                    v.chunk,
+                    f64::from(v.vector.scale),
+                    v.vector.bytes(),
+                ])
+                .map_err(e)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn vectors_since(
+        &self,
+        model: &str,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<(i64, StoredVector)>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT seq, source, record, chunk, scale, vector FROM vectors
+                 WHERE model = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(
+                params![model, after, i64::try_from(limit).unwrap_or(i64::MAX)],
+                |r| {
+                    let source: String = r.get(1)?;
+                    let scale: f64 = r.get(4)?;
+                    let bytes: Vec<u8> = r.get(5)?;
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        source_of(&source),
+                        r.get::<_, i64>(2)?,
+                        r.get::<_, u32>(3)?,
+                        Quantized::from_bytes(scale as f32, &bytes),
+                    ))
+                },
+            )
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| self.err(e))?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(seq, source, row, chunk, vector)| {
+                Some((
+                    seq,
+                    StoredVector {
+                        source: source?,
+                        row,
+                        chunk,
+                        vector,
+                    },
+                ))
+            })
+            .collect())
+    }
+
+    fn unembedded(
+        &self,
+        model: &str,
+        source: HitSource,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<i64>, StoreError> {
+        let key = Source::of(source).key;
+        let sql = unembedded_sql(source, key, &format!("ORDER BY {key} LIMIT :limit"))?;
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
+        stmt.query_map(
+            named_params! {
+                ":after": after,
+                ":model": model,
+                ":project": &self.project_id,
+                ":limit": i64::try_from(limit).unwrap_or(i64::MAX),
+            },
+            |r| r.get(0),
+        )
+        .and_then(|rows| rows.collect())
+        .map_err(|e| self.err(e))
+    }
+
+    fn unembedded_count(&self, model: &str, source: HitSource) -> Result<u64, StoreError> {
+        let sql = unembedded_sql(source, "count(*)", "")?;
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
+        stmt.query_row(
+            named_params! {
+                ":after": 0i64,
+                ":model": model,
+                ":project": &self.project_id,
+            },
+            |r| r.get::<_, i64>(0),
+        )
+        .map(|n| n.max(0) as u64)
+        .map_err(|e| self.err(e))
+    }
+}
