@@ -225,3 +225,65 @@ fn a_chatgpt_export_imports_the_branch_shown() {
     assert!(ctx.contains("The Memmo Alfama, from 3 to 7 May."), "{ctx}");
     assert!(!ctx.contains("Porto"), "{ctx}");
 }
+
+#[test]
+fn a_relative_date_in_a_question_is_reckoned_from_the_historys_present() {
+    let p = common::project();
+    let dir = p.path();
+    let turns = [
+        (
+            "2024-02-21T12:00:00Z",
+            "The team lunch was at the Thai place on Elm Street, next to the old bookshop.",
+        ),
+        ("2024-02-20T09:00:00Z", "Sprint review moved to Thursday."),
+        (
+            "2024-03-07T12:30:00Z",
+            "The team lunch was at the pizza place by the station.",
+        ),
+        (
+            "2024-03-13T17:00:00Z",
+            "Deploy of the billing service is done.",
+        ),
+    ];
+    let mut lines: Vec<String> = turns
+        .iter()
+        .map(|(at, text)| {
+            serde_json::json!({"role": "user", "content": text, "timestamp": at}).to_string()
+        })
+        .collect();
+    // Enough other turns that "team" and "lunch" say something (BM25
+    // gives a word in half of the records no weight).
+    for d in 1..=10 {
+        lines.push(
+            serde_json::json!({
+                "role": "assistant",
+                "content": format!("Build {d} passed all checks."),
+                "timestamp": format!("2024-03-{:02}T08:00:00Z", d),
+            })
+            .to_string(),
+        );
+    }
+    let file = dir.join("lunch.jsonl");
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    common::ok(dir, &["import", file.to_str().unwrap()]);
+    let ctx = common::json(
+        dir,
+        &[
+            "context",
+            "--preset",
+            "qa",
+            "--query",
+            "Where was the team lunch last Thursday?",
+            "--budget",
+            "600",
+            "--json",
+        ],
+    );
+    let text = ctx["text"].as_str().unwrap();
+    // By their words the Thai lunch leads; the Thursday before the newest
+    // record (Wednesday 2024-03-13) is 2024-03-07, the pizza place.
+    let pizza = text.find("pizza place").expect("last Thursday's lunch");
+    let thai = text.find("Thai place").unwrap_or(usize::MAX);
+    assert!(pizza < thai, "last Thursday's lunch ranks first: {text}");
+    assert!(text.contains("2024-03-07"), "with its date: {text}");
+}

@@ -17,6 +17,7 @@ pub mod plan;
 pub mod postings;
 pub mod retrieve;
 pub mod semantic;
+pub mod when;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -146,6 +146,15 @@ pub fn asks_about_time(query: &str) -> bool {
         "today",
         "deadline",
         "timeline",
+        "tonight",
+        "weekend",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
     ];
     let lower = query.to_lowercase();
     lower.contains("how long")

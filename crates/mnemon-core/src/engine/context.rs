@@ -35,6 +35,11 @@ fn fragment_limit(budget: u64) -> usize {
 /// by their words only.
 pub const LIVE_BACKFILL: u64 = 64;
 
+/// How much a record in the span a question names ("last week") is
+/// raised: enough to lead others that match as well, not enough to send
+/// a record that merely happened then.
+const SPAN_BOOST: f64 = 1.5;
+
 impl<S: EngineStore + SearchStore> Engine<S> {
     /// Ranked matches across every tier.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Ranked>, EngineError> {
@@ -73,6 +78,36 @@ impl<S: EngineStore + SearchStore> Engine<S> {
                 )),
             )),
         }
+    }
+
+    /// `ranked` with the records of the logs that fall in the span a
+    /// relative date of `query` names ("last week", "three days ago")
+    /// raised by [`SPAN_BOOST`], reckoned from the newest record.
+    fn in_the_span_named(
+        &self,
+        query: &str,
+        mut ranked: Vec<Ranked>,
+    ) -> Result<Vec<Ranked>, EngineError> {
+        let mut now = None;
+        for source in crate::assemble::retrieve::LOG_SOURCES {
+            let last = self.store().last_row(source)? as i64;
+            if last > 0 {
+                for hit in self.store().records(source, &[last])? {
+                    now = now.max(Some(hit.at));
+                }
+            }
+        }
+        let Some(span) = now.and_then(|now| crate::assemble::when::span(query, now)) else {
+            return Ok(ranked);
+        };
+        for r in &mut ranked {
+            let log = crate::assemble::retrieve::LOG_SOURCES.contains(&r.hit.source);
+            if log && span.0 <= r.hit.at && r.hit.at < span.1 {
+                r.score *= SPAN_BOOST;
+            }
+        }
+        ranked.sort_by(|a, b| b.score.total_cmp(&a.score));
+        Ok(ranked)
     }
 
     /// The records nearest `query` by meaning, best first.
@@ -211,6 +246,7 @@ impl<S: EngineStore + SearchStore> Engine<S> {
                         )?;
                         let (ranked, warning) = self.by_meaning_too(q, lexical, limit)?;
                         warnings.extend(warning);
+                        let ranked = self.in_the_span_named(q, ranked)?;
                         candidates::fragments(&with_neighbours(self.store(), ranked)?, q)
                     }
                     None => Vec::new(),
