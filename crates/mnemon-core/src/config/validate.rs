@@ -501,25 +501,18 @@ fn llm(k: &mut Check<'_>, l: &crate::config::LlmSection) {
 
 fn embeddings(k: &mut Check<'_>, e: &super::schema::EmbeddingsSection) {
     use super::schema::EmbeddingProvider;
+    let unset = |v: &Option<String>| v.as_deref().is_none_or(|s| s.trim().is_empty());
     match e.provider {
-        None => {}
-        Some(EmbeddingProvider::Local) => {
-            if e.path.as_deref().is_none_or(|p| p.trim().is_empty()) {
-                k.fail(
-                    "embeddings.path",
-                    "unset",
-                    "the directory of a sentence-transformers model (config.json, tokenizer.json, model.safetensors); scripts/embedding-model.sh fetches all-MiniLM-L6-v2",
-                );
-            }
-        }
-        Some(EmbeddingProvider::Ollama | EmbeddingProvider::Openai) => {
-            if e.model.as_deref().is_none_or(|m| m.trim().is_empty()) {
-                k.fail(
-                    "embeddings.model",
-                    "unset",
-                    "the embedding model's name at the server, e.g. \"nomic-embed-text\" or \"all-minilm\"",
-                );
-            }
-        }
+        Some(EmbeddingProvider::Local) if unset(&e.path) => k.fail(
+            "embeddings.path",
+            "unset",
+            "the directory of a sentence-transformers model (config.json, tokenizer.json, model.safetensors); scripts/embedding-model.sh fetches all-MiniLM-L6-v2",
+        ),
+        Some(EmbeddingProvider::Ollama | EmbeddingProvider::Openai) if unset(&e.model) => k.fail(
+            "embeddings.model",
+            "unset",
+            "the embedding model's name at the server, e.g. \"nomic-embed-text\" or \"all-minilm\"",
+        ),
+        _ => {}
     }
 }
