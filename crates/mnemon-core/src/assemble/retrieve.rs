@@ -148,19 +148,12 @@ pub fn asks_about_time(query: &str) -> bool {
         "timeline",
         "tonight",
         "weekend",
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
     ];
     let lower = query.to_lowercase();
     lower.contains("how long")
         || lower
             .split(|c: char| !c.is_alphanumeric())
-            .any(|w| CUES.contains(&w))
+            .any(|w| CUES.contains(&w) || super::when::WEEKDAYS.contains(&w))
 }
 
 /// How query words are looked up: by their English stem as a prefix

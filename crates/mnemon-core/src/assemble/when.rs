@@ -80,18 +80,20 @@ fn count(w: &str) -> Option<i64> {
     }
 }
 
+/// The days of the week, Monday first, as questions spell them.
+pub const WEEKDAYS: [&str; 7] = [
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+];
+
 /// 0 for Monday.
 fn weekday(w: &str) -> Option<i64> {
-    const DAYS: &[&str] = &[
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
-    ];
-    DAYS.iter().position(|d| *d == w).map(|d| d as i64)
+    WEEKDAYS.iter().position(|d| *d == w).map(|d| d as i64)
 }
 
 /// Days from `today` (midnight) back to the last `day` before it (1 to 7).
