@@ -126,6 +126,10 @@ pub enum Command {
     /// The configured model server ([llm] in config).
     #[command(subcommand)]
     Llm(LlmCommand),
+    /// Forget records, messages, hot items, decisions or whole sessions: gone from the tables,
+    /// the search index, summaries, checkpoints and rendered files. An audit keeps ids and
+    /// counts, never the content.
+    Forget(ForgetArgs),
     /// A consistent snapshot of the project's database in FILE, taken while others may write.
     Backup(BackupArgs),
     /// Replace this project's database with a backup (checked first; --force when it has
@@ -134,6 +138,23 @@ pub enum Command {
     /// Check the database (integrity, search indexes, orphans, schema) and the project's
     /// identity, and render every view again. Exit 3 when something is wrong.
     Doctor,
+}
+
+#[derive(Debug, Args)]
+pub struct ForgetArgs {
+    /// What to forget: `o12` (an operation, as summaries and contexts cite it), `m7` (a
+    /// message), `DR-…` (a decision), or the id or unique id prefix of an operation, message,
+    /// hot item or ended session.
+    #[arg(required_unless_present = "history", value_name = "TARGET")]
+    pub targets: Vec<String>,
+    /// Say what would be forgotten; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// List past forgettings (when, by whom, the ids named and how much went) instead.
+    #[arg(long, conflicts_with_all = ["targets", "dry_run"])]
+    pub history: bool,
+    #[command(flatten)]
+    pub agent: AgentArg,
 }
 
 #[derive(Debug, Args)]

@@ -61,6 +61,7 @@ fn main() -> ExitCode {
         Command::Mcp(a) => commands::serve::mcp(g, a.agent.as_deref()),
         Command::Ask(a) => commands::llm::ask(g, a),
         Command::Llm(cli::LlmCommand::Probe) => commands::llm::probe(g),
+        Command::Forget(a) => commands::forget::run(g, a),
         Command::Backup(a) => commands::maintenance::backup(g, a),
         Command::Restore(a) => commands::maintenance::restore(g, a),
         Command::Doctor => commands::maintenance::doctor(g),

@@ -54,7 +54,26 @@ fn python() -> PathBuf {
         );
     };
     run(Command::new("python3").args(["-m", "venv"]).arg(&building));
-    run(Command::new(building.join("bin/pip")).args(["install", "-q", SDK]));
+    // PyPI now and then drops a connection; an install is tried three times.
+    let pip = || {
+        Command::new(building.join("bin/pip"))
+            .args(["install", "-q", "--retries", "5", SDK])
+            .output()
+            .unwrap()
+    };
+    let mut installed = pip();
+    for _ in 0..2 {
+        if installed.status.success() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_secs(3));
+        installed = pip();
+    }
+    assert!(
+        installed.status.success(),
+        "pip install {SDK}: {}",
+        String::from_utf8_lossy(&installed.stderr)
+    );
     // Python's venv records its own path; rebuild it in place after the rename.
     if std::fs::rename(&building, &venv).is_ok() {
         run(Command::new("python3")

@@ -38,6 +38,7 @@ pub fn run_full<B: Backend>(b: &B) {
     units_of_work_are_all_or_nothing(b);
     concurrent_numbering_has_no_gaps_or_duplicates(b);
     the_engine_runs_on_the_backend(b);
+    crate::forget::forgetting_leaves_no_trace(b);
 }
 
 fn state(agent: &str, version: u64, epoch: u64) -> EngineState {

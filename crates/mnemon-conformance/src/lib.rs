@@ -11,6 +11,7 @@
     reason = "a test suite: a panic with a message is how it reports a deviation"
 )]
 
+mod forget;
 mod full;
 
 pub use full::{Backend, run_full};

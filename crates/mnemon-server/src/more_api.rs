@@ -46,6 +46,7 @@ pub fn routes() -> Router<Arc<AppState>> {
             post(resume),
         )
         .route("/v1/projects/{project}/compact", post(compact))
+        .route("/v1/projects/{project}/forget", post(forget))
         .route("/v1/projects/{project}/optimize", post(optimize))
         .route("/v1/projects/{project}/documents/{kind}", get(document))
         .route("/v1/projects/{project}/events", get(crate::events::events))
@@ -494,4 +495,45 @@ pub(crate) async fn document(
         .parse()
         .map_err(|e: String| bad("invalid_document", e))?;
     blocking(move || value(&m.document(kind, q.version)?)).await
+}
+
+/// What to forget: the same targets `mnemon forget` takes.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ForgetBody {
+    /// `o12` (an operation), `m7` (a message), `DR-…` (a decision), or the id or unique
+    /// prefix of an operation, message, hot item or ended session.
+    targets: Vec<String>,
+    #[serde(default)]
+    dry_run: bool,
+    agent: Option<String>,
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/projects/{project}/forget",
+    tag = "project",
+    summary = "Forget records, messages, hot items, decisions or ended sessions everywhere they are held; the audit keeps ids, never content",
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
+    request_body = ForgetBody,
+    responses((status = 200, description = "what was forgotten (ids), or would be with dry_run", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix; nothing was forgotten", body = crate::openapi::ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn forget(
+    Project(m): Project,
+    Body(b): Body<ForgetBody>,
+) -> Result<Json<Value>, ServerError> {
+    if b.targets.is_empty() {
+        return Err(bad(
+            "targets",
+            "`targets` is empty: name what to forget (`o12`, `m7`, `DR-…` or an id)".into(),
+        ));
+    }
+    blocking(move || {
+        let out = m
+            .with_agent(b.agent.as_deref())
+            .forget(&b.targets, b.dry_run)?;
+        value(&out)
+    })
+    .await
 }

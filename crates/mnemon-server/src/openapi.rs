@@ -87,6 +87,7 @@ impl Modify for Bearer {
         crate::more_api::checkpoint,
         crate::more_api::resume,
         crate::more_api::compact,
+        crate::more_api::forget,
         crate::more_api::optimize,
         crate::more_api::document,
         crate::events::events,

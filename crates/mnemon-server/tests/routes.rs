@@ -293,3 +293,71 @@ async fn views_are_rendered_after_the_writes_are_answered_and_flushed_on_stop() 
         "the last write is in the view:\n{log}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forget_over_http_removes_a_record_from_search_and_context() {
+    let dir = tempfile::tempdir().unwrap();
+    let (srv, token) = start(dir.path()).await;
+    let c = reqwest::Client::new();
+    let url = |p: &str| format!("{}/v1/projects/default/{p}", srv.base);
+    let get = |p: &str| c.get(url(p)).bearer_auth(&token);
+    let post = |p: &str, b: Value| c.post(url(p)).bearer_auth(&token).json(&b);
+
+    let op = send(
+        post(
+            "operations",
+            json!({"type": "note", "data": {"text": "the gazebo alarm code is 4417"}}),
+        ),
+        StatusCode::CREATED,
+    )
+    .await;
+    let seq = op["seq"].as_i64().unwrap();
+    send(
+        post(
+            "operations",
+            json!({"type": "note", "data": {"text": "the gazebo roof is green"}}),
+        ),
+        StatusCode::CREATED,
+    )
+    .await;
+    let found = send(get("search?q=gazebo"), StatusCode::OK).await;
+    assert_eq!(found.as_array().map_or(0, Vec::len), 2, "{found}");
+
+    // Nothing named, a bad field, an unknown record: 4xx, nothing forgotten.
+    let empty = send(
+        post("forget", json!({"targets": []})),
+        StatusCode::BAD_REQUEST,
+    )
+    .await;
+    assert_eq!(empty["error"]["code"], "targets", "{empty}");
+    send(
+        post("forget", json!({"target": "o1"})),
+        StatusCode::BAD_REQUEST,
+    )
+    .await;
+    let unknown = send(
+        post("forget", json!({"targets": [format!("o{seq}"), "o999999"]})),
+        StatusCode::NOT_FOUND,
+    )
+    .await;
+    assert!(unknown.to_string().contains("o999999"), "{unknown}");
+
+    let gone = send(
+        post("forget", json!({"targets": [format!("o{seq}")]})),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(gone["operations"], json!([seq]), "{gone}");
+    let found = send(get("search?q=gazebo"), StatusCode::OK).await;
+    let text = found.to_string();
+    assert!(!text.contains("4417") && text.contains("roof"), "{text}");
+    let ctx = send(
+        post(
+            "context",
+            json!({"budget": 2000, "query": "gazebo alarm code"}),
+        ),
+        StatusCode::OK,
+    )
+    .await;
+    assert!(!ctx.to_string().contains("4417"), "{ctx}");
+}

@@ -16,6 +16,7 @@ mod documents;
 mod engine;
 mod entities;
 mod error;
+mod forget;
 mod hot;
 mod log;
 mod maintenance;

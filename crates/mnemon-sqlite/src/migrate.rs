@@ -50,6 +50,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "vectors",
         include_str!("../migrations/0012_vectors.sql"),
     ),
+    (13, "forget", include_str!("../migrations/0013_forget.sql")),
 ];
 
 /// The schema version this build writes.

@@ -26,6 +26,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use mnemon_core::engine::forget::Forgotten;
 use mnemon_core::engine::{Checkpoint, EngineStore, StoredCheckpoint};
 use mnemon_core::memory::session_log::{SessionLogContext, render};
 use mnemon_core::memory::{
@@ -373,6 +374,65 @@ impl Views {
             write_atomically(&file, text.as_bytes())?;
         }
         Ok(all.len())
+    }
+
+    /// After a forgetting: the files of what is gone are removed, then
+    /// every view is rendered again from the database (a session log or a
+    /// document may have shown what went).
+    pub fn forget<S: EngineStore>(
+        &self,
+        m: &Memory<S>,
+        f: &Forgotten,
+        keep_versions: u64,
+    ) -> Result<()> {
+        {
+            let _lock = self.lock()?;
+            let mut gone: Vec<PathBuf> = Vec::new();
+            for id in &f.checkpoints_removed {
+                gone.push(self.dir.join("checkpoints").join(format!("{id}.json")));
+            }
+            for path in &f.artifacts_removed {
+                if !path.split('/').any(|c| c == ".." || c.is_empty()) {
+                    gone.push(self.dir.join(path));
+                }
+            }
+            for s in &f.sessions {
+                gone.push(self.dir.join("sessions").join(format!("session_{s}.md")));
+            }
+            for p in gone {
+                remove_if_present(&p)?;
+            }
+            // Archived session logs and decision files are named by a
+            // stamp or slug as well as the id: found by their id part.
+            let id8s: Vec<String> = f
+                .sessions
+                .iter()
+                .map(|s| s.chars().filter(char::is_ascii_hexdigit).take(8).collect())
+                .collect();
+            self.remove_matching(&self.dir.join("sessions").join("archive"), |name| {
+                id8s.iter().any(|id8| name.ends_with(&format!("_{id8}.md")))
+            })?;
+            self.remove_matching(&self.dir.join("decisions"), |name| {
+                f.decisions
+                    .iter()
+                    .any(|d| name.starts_with(&format!("{d}_")))
+            })?;
+        }
+        self.export(m, keep_versions)?;
+        Ok(())
+    }
+
+    fn remove_matching(&self, dir: &Path, pick: impl Fn(&str) -> bool) -> Result<()> {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Ok(());
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().to_string();
+            if pick(&name) {
+                remove_if_present(&dir.join(&name))?;
+            }
+        }
+        Ok(())
     }
 
     /// Rewrites every view from the database; returns how many files.

@@ -4,6 +4,7 @@
 //! committed, nothing can turn the call into an error: a view that could
 //! not be written becomes a warning on the result.
 
+use mnemon_core::engine::forget::{ForgetAudit, ForgetTarget, Forgotten};
 use mnemon_core::engine::{
     Checkpoint, EngineEvent, EngineStatus, EngineStore, Outcome, SessionReport,
 };
@@ -330,6 +331,28 @@ impl Mnemon {
         let e = self.engine()?;
         let out = e.update_entity(number, change)?;
         Ok(self.written(&e, out))
+    }
+
+    /// Forgets records, messages, hot items, decisions or sessions, named
+    /// as `o12`, `m7`, `DR-…` or by id (or unique prefix), and everything
+    /// that holds them; the views are rendered again without them. With
+    /// `dry_run`, only says what would go.
+    pub fn forget(&self, targets: &[String], dry_run: bool) -> Result<Forgotten> {
+        let targets: Vec<ForgetTarget> = targets
+            .iter()
+            .map(|t| ForgetTarget::parse(t).map_err(Error::Input))
+            .collect::<Result<_>>()?;
+        let e = self.engine()?;
+        let f = e.forget(&targets, dry_run)?;
+        if !dry_run && let Some(v) = self.views() {
+            v.forget(e.memory(), &f, self.keep_versions())?;
+        }
+        Ok(f)
+    }
+
+    /// The audit of forgetting, newest first: ids and counts, no content.
+    pub fn forgettings(&self, limit: usize) -> Result<Vec<ForgetAudit>> {
+        Ok(self.engine()?.forgettings(limit)?)
     }
 
     /// Deletes an entity with no live children; its number stays taken.

@@ -7,6 +7,7 @@ pub mod context;
 pub mod decision;
 pub mod doc;
 pub mod eval;
+pub mod forget;
 pub mod hot;
 pub mod import;
 pub mod init;

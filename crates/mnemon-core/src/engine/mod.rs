@@ -19,6 +19,7 @@ pub mod checkpoint;
 mod checkpointing;
 mod context;
 mod ending;
+pub mod forget;
 pub mod live;
 mod optimizing;
 mod state;

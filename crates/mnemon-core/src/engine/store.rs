@@ -149,4 +149,20 @@ pub trait EngineStore: Store {
     /// writer took first fails with [`StoreError::StateConflict`], so the
     /// engine evaluates the action again and chooses the next free id.
     fn commit(&self, c: &EngineCommit) -> Result<Option<Operation>, StoreError>;
+    /// Forgets the targets and everything that holds them, in one
+    /// transaction (see [`super::forget`] for what follows what): a hot
+    /// item takes the operations that logged it, a decision its operation
+    /// and its key-decision hot item, a session (never an active one) its
+    /// operations, messages, compactions and checkpoints. Summaries,
+    /// checkpoints, engine states, the optimizer's substitutions and
+    /// archives, and document versions lose what came from them; the
+    /// full-text index and the vectors lose their entries, and the freed
+    /// space is overwritten. An unknown target is an error and nothing is
+    /// forgotten. Records an audit entry unless `dry_run`.
+    fn forget(
+        &self,
+        req: &super::forget::ForgetRequest,
+    ) -> Result<super::forget::Forgotten, StoreError>;
+    /// The audit of forgetting, newest first.
+    fn forgettings(&self, limit: usize) -> Result<Vec<super::forget::ForgetAudit>, StoreError>;
 }

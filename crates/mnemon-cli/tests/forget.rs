@@ -1,0 +1,265 @@
+//! `mnemon forget`, through the real binary: what is forgotten is found by
+//! neither search nor context, leaves no byte under `.mnemon/`, and leaves
+//! a store that checks out and still resumes its checkpoints.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
+use std::path::Path;
+
+mod common;
+
+/// Every byte under `.mnemon/` (database, WAL, views, checkpoints).
+fn all_bytes(dir: &Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.join(".mnemon")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(b) = std::fs::read(&p) {
+                out.extend(b);
+            }
+        }
+    }
+    out
+}
+
+fn on_disk(dir: &Path, needle: &str) -> bool {
+    let hay = all_bytes(dir);
+    hay.windows(needle.len()).any(|w| w == needle.as_bytes())
+}
+
+/// Everything a model or a user could be shown about `query`.
+fn shown(dir: &Path, query: &str) -> String {
+    let search = common::ok(dir, &["search", query, "--limit", "100"]);
+    let context = common::ok(
+        dir,
+        &[
+            "context", "--budget", "8000", "--query", query, "--preset", "qa",
+        ],
+    );
+    let planner = common::ok(dir, &["context", "--budget", "8000"]);
+    format!("{search}\n{context}\n{planner}")
+}
+
+const FACT: &str = "the staging database password lives in the orange notebook";
+const WORD: &str = "orange notebook";
+/// A question about the fact that does not contain the fact's words
+/// (search echoes its query when nothing matches).
+const ASK: &str = "where is the staging password notebook";
+
+#[test]
+fn a_forgotten_fact_is_found_by_neither_search_nor_context_nor_on_disk() {
+    let p = common::project();
+    let dir = p.path();
+    let hot = common::json(dir, &["remember", FACT, "--json"]);
+    let hot_id = hot["id"].as_str().unwrap().to_string();
+    let said = common::json(
+        dir,
+        &[
+            "message",
+            "--role",
+            "user",
+            &format!("Please note: {FACT}."),
+            "--json",
+        ],
+    );
+    let msg_seq = said["seq"].as_i64().unwrap();
+    let dr = common::json(
+        dir,
+        &[
+            "decision",
+            "add",
+            "--title",
+            "Keep the orange notebook in the safe",
+            "--context",
+            "The orange notebook holds the staging credentials",
+            "--decision",
+            "The orange notebook stays locked in the office safe",
+            "--positive",
+            "Nobody carries the orange notebook home",
+            "--json",
+        ],
+    );
+    let dr_id = dr["id"].as_str().unwrap().to_string();
+    // What must stay.
+    common::ok(dir, &["remember", "Deploys happen on Tuesday mornings"]);
+    common::ok(
+        dir,
+        &[
+            "message",
+            "--role",
+            "assistant",
+            "Understood, Tuesday mornings it is.",
+        ],
+    );
+    // Copies of the fact: a compaction's summary and a checkpoint.
+    common::ok(dir, &["compact"]);
+    let cp = common::json(dir, &["checkpoint", "create", "--json"]);
+    let cp_id = cp["id"].as_str().unwrap().to_string();
+    assert!(shown(dir, WORD).contains(WORD));
+    assert!(on_disk(dir, WORD));
+
+    // A dry run names what would go and changes nothing.
+    let before = all_bytes(dir).len();
+    let dry = common::json(
+        dir,
+        &[
+            "forget",
+            &hot_id[..13],
+            &format!("m{msg_seq}"),
+            &dr_id,
+            "--dry-run",
+            "--json",
+        ],
+    );
+    assert_eq!(dry["dry_run"], true);
+    assert_eq!(dry["hot_items"].as_array().unwrap().len(), 2, "{dry}");
+    assert!(shown(dir, WORD).contains(WORD));
+    assert_eq!(all_bytes(dir).len(), before);
+
+    let f = common::json(
+        dir,
+        &[
+            "forget",
+            &hot_id[..13],
+            &format!("m{msg_seq}"),
+            &dr_id,
+            "--json",
+        ],
+    );
+    // The note, the key decision the decision put in the hot context, the
+    // operations that logged all three, the message, the decision.
+    assert_eq!(f["hot_items"].as_array().unwrap().len(), 2, "{f}");
+    assert_eq!(f["messages"], serde_json::json!([msg_seq]), "{f}");
+    assert_eq!(f["decisions"], serde_json::json!([dr_id.clone()]), "{f}");
+    assert_eq!(f["operations"].as_array().unwrap().len(), 3, "{f}");
+    assert!(f["summaries_rewritten"].as_u64().unwrap() >= 1, "{f}");
+    assert_eq!(
+        f["checkpoints_rewritten"],
+        serde_json::json!([cp_id.clone()])
+    );
+
+    let seen = shown(dir, ASK);
+    assert!(!seen.to_lowercase().contains("orange"), "{seen}");
+    assert!(
+        !on_disk(dir, WORD),
+        "the fact is still in a file under .mnemon/"
+    );
+    assert!(!on_disk(dir, "Orange notebook"));
+    // What was not forgotten is all still there.
+    assert!(shown(dir, "Tuesday mornings").contains("Tuesday mornings"));
+
+    // The store checks out and the rewritten checkpoint still resumes.
+    let doctor = common::mnemon(dir, &["doctor"]);
+    assert!(doctor.status.success(), "{doctor:?}");
+    common::ok(dir, &["checkpoint", "resume", &cp_id]);
+    assert!(!shown(dir, ASK).to_lowercase().contains("orange"));
+
+    // The audit says what and when, never the content.
+    let audit = common::json(dir, &["forget", "--history", "--json"]);
+    assert_eq!(audit.as_array().unwrap().len(), 1, "{audit}");
+    assert_eq!(audit[0]["hot_items"], 2);
+    let text = audit.to_string();
+    assert!(!text.contains("orange") && text.contains(&dr_id), "{text}");
+    let human = common::ok(dir, &["forget", "--history"]);
+    assert!(
+        human.contains("2 hot items") && human.contains(&format!("m{msg_seq}")),
+        "{human}"
+    );
+}
+
+#[test]
+fn a_whole_session_is_forgotten_once_it_has_ended() {
+    let p = common::project();
+    let dir = p.path();
+    common::ok(dir, &["session", "start", "--title", "the lighthouse plan"]);
+    common::ok(
+        dir,
+        &[
+            "message",
+            "--role",
+            "user",
+            "The lighthouse keeper retires in March.",
+        ],
+    );
+    common::ok(
+        dir,
+        &[
+            "record",
+            "--type",
+            "note",
+            "--data",
+            r#"{"text": "Ask the lighthouse keeper for the lamp manual"}"#,
+        ],
+    );
+    let s = common::json(dir, &["session", "show", "--json"]);
+    let id = s["id"].as_str().unwrap().to_string();
+
+    // The agent's active session is refused, and nothing changes.
+    let out = common::mnemon(dir, &["forget", &id]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is active") && err.contains("mnemon session end"),
+        "{err}"
+    );
+    assert!(shown(dir, "lighthouse keeper").contains("lighthouse keeper"));
+
+    common::ok(dir, &["session", "end"]);
+    common::ok(dir, &["remember", "The harbour opens at six"]);
+    let f = common::json(dir, &["forget", &id, "--json"]);
+    assert_eq!(f["sessions"], serde_json::json!([id.clone()]));
+    assert!(f["messages"].as_array().unwrap().len() == 1, "{f}");
+    assert!(
+        !f["checkpoints_removed"].as_array().unwrap().is_empty(),
+        "{f}"
+    );
+    let seen = shown(dir, "who retires in March");
+    assert!(!seen.contains("lighthouse"), "{seen}");
+    assert!(!on_disk(dir, "lighthouse"), "the session is still on disk");
+    let out = common::mnemon(dir, &["session", "show", &id]);
+    assert_eq!(out.status.code(), Some(1));
+    // The project goes on.
+    assert!(shown(dir, "harbour").contains("The harbour opens at six"));
+    let doctor = common::mnemon(dir, &["doctor"]);
+    assert!(doctor.status.success(), "{doctor:?}");
+    common::ok(
+        dir,
+        &["record", "--type", "note", "--data", r#"{"text": "after"}"#],
+    );
+}
+
+#[test]
+fn an_unknown_or_ambiguous_target_forgets_nothing() {
+    let p = common::project();
+    let dir = p.path();
+    common::ok(dir, &["remember", "The tide table is on the wall"]);
+    let before = common::ok(dir, &["search", "tide table"]);
+    for (target, says) in [
+        ("o999", "no operation with id `o999`"),
+        ("DR-00000000", "no decision"),
+        (
+            "zz-not-an-id",
+            "no record, message, hot item, decision or session",
+        ),
+        ("", "an empty id"),
+    ] {
+        // Every target is checked before anything goes: a good one first
+        // does not go either.
+        let out = common::mnemon(dir, &["forget", "o1", target]);
+        assert_eq!(out.status.code(), Some(1), "{target}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{target}: {err}");
+    }
+    assert_eq!(common::ok(dir, &["search", "tide table"]), before);
+    let audit = common::json(dir, &["forget", "--history", "--json"]);
+    assert_eq!(audit, serde_json::json!([]));
+    // Nothing named is a usage error.
+    assert_eq!(common::mnemon(dir, &["forget"]).status.code(), Some(2));
+}
