@@ -145,13 +145,17 @@ pub struct ForgetArgs {
     /// What to forget: `o12` (an operation, as summaries and contexts cite it), `m7` (a
     /// message), `DR-…` (a decision), or the id or unique id prefix of an operation, message,
     /// hot item or ended session.
-    #[arg(required_unless_present = "history", value_name = "TARGET")]
+    #[arg(required_unless_present_any = ["history", "matching"], value_name = "TARGET")]
     pub targets: Vec<String>,
+    /// Also forget every operation, message, hot item and decision whose text holds this phrase
+    /// (ASCII letters in either case); repeatable. Try it with --dry-run first.
+    #[arg(long, value_name = "TEXT")]
+    pub matching: Vec<String>,
     /// Say what would be forgotten; change nothing.
     #[arg(long)]
     pub dry_run: bool,
     /// List past forgettings (when, by whom, the ids named and how much went) instead.
-    #[arg(long, conflicts_with_all = ["targets", "dry_run"])]
+    #[arg(long, conflicts_with_all = ["targets", "matching", "dry_run"])]
     pub history: bool,
     #[command(flatten)]
     pub agent: AgentArg,

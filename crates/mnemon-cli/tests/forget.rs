@@ -263,3 +263,63 @@ fn an_unknown_or_ambiguous_target_forgets_nothing() {
     // Nothing named is a usage error.
     assert_eq!(common::mnemon(dir, &["forget"]).status.code(), Some(2));
 }
+
+#[test]
+fn a_phrase_is_forgotten_wherever_it_was_said() {
+    let p = common::project();
+    let dir = p.path();
+    // The same fact, said three ways: remembered, told in a turn, logged.
+    common::ok(dir, &["remember", "My home address is 12 Quay Street"]);
+    common::ok(
+        dir,
+        &[
+            "message",
+            "--role",
+            "user",
+            "send it to my home address: 12 Quay Street, please",
+        ],
+    );
+    common::ok(
+        dir,
+        &[
+            "record",
+            "--type",
+            "task_execution",
+            "--data",
+            r#"{"task": "label", "result": "printed for 12 QUAY STREET"}"#,
+        ],
+    );
+    common::ok(dir, &["remember", "Invoices go out on Fridays"]);
+
+    let short = common::mnemon(dir, &["forget", "--matching", "12"]);
+    assert_eq!(short.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&short.stderr).contains("too short"));
+
+    let dry = common::json(
+        dir,
+        &[
+            "forget",
+            "--matching",
+            "12 quay street",
+            "--dry-run",
+            "--json",
+        ],
+    );
+    assert_eq!(dry["messages"].as_array().unwrap().len(), 1, "{dry}");
+    assert_eq!(dry["hot_items"].as_array().unwrap().len(), 1, "{dry}");
+    // The remembered item's log line and the task.
+    assert_eq!(dry["operations"].as_array().unwrap().len(), 2, "{dry}");
+
+    common::ok(dir, &["forget", "--matching", "12 quay street"]);
+    let seen = shown(dir, "where do I live, home address");
+    assert!(!seen.to_lowercase().contains("quay"), "{seen}");
+    assert!(!on_disk(dir, "Quay Street") && !on_disk(dir, "QUAY STREET"));
+    assert!(shown(dir, "invoices").contains("Invoices go out on Fridays"));
+    let audit = common::ok(dir, &["forget", "--history", "--json"]);
+    assert!(
+        !audit.to_lowercase().contains("quay") && audit.contains("14 characters"),
+        "{audit}"
+    );
+    let again = common::ok(dir, &["forget", "--matching", "12 quay street"]);
+    assert!(again.contains("nothing holds that text"), "{again}");
+}

@@ -179,6 +179,45 @@ pub fn forgetting_leaves_no_trace<B: Backend>(b: &B) {
             .iter()
             .all(|c| c.session_id.as_deref() != Some(&session.id))
     );
+    // A phrase, wherever it is held; ASCII case does not matter.
+    let said = m
+        .message(mnemon_core::memory::NewMessage::new(
+            mnemon_core::importance::Role::User,
+            "the Puffin Colony moves in June",
+        ))
+        .unwrap();
+    m.record(NewOperation {
+        kind: "note".into(),
+        data: json!({"where": {"text": "PUFFIN COLONY at the north cliff"}}),
+        ..NewOperation::default()
+    })
+    .unwrap();
+    m.add_hot(
+        HotKind::Constraint,
+        "Never disturb the puffin colony",
+        None,
+        None,
+        None,
+    )
+    .unwrap();
+    m.add_hot(
+        HotKind::Constraint,
+        "Puffins are counted in May",
+        None,
+        None,
+        None,
+    )
+    .unwrap();
+    let p = e
+        .forget(&[ForgetTarget::matching("puffin colony").unwrap()], false)
+        .unwrap();
+    assert_eq!(p.messages, vec![said.seq]);
+    assert_eq!((p.hot_items.len(), p.operations.len()), (1, 2), "{p:?}");
+    assert_eq!(found(s, "colony"), 0);
+    assert_eq!(found(s, "counted"), 2, "a text without the phrase stays, with its log line");
+    let audit = serde_json::to_string(&e.forgettings(1).unwrap()).unwrap();
+    assert!(!audit.to_lowercase().contains("puffin"), "{audit}");
+
     // The project goes on.
     e.record(NewOperation {
         kind: "note".into(),

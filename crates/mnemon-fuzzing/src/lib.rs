@@ -92,7 +92,11 @@ pub fn import(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    for format in [ImportFormat::Eval, ImportFormat::Jsonl, ImportFormat::ChatGpt] {
+    for format in [
+        ImportFormat::Eval,
+        ImportFormat::Jsonl,
+        ImportFormat::ChatGpt,
+    ] {
         for by in [SessionBy::Day, SessionBy::File] {
             match parse(text, format, by, "fuzz") {
                 Err(e) => says_something(&e),

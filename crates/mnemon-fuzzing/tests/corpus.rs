@@ -28,6 +28,9 @@ fn every_corpus_and_regression_input_passes_its_target() {
                 seen += 1;
             }
         }
-        assert!(seen > 0, "target {name} has no corpus under fuzz/corpus/{name}");
+        assert!(
+            seen > 0,
+            "target {name} has no corpus under fuzz/corpus/{name}"
+        );
     }
 }

@@ -503,7 +503,11 @@ pub(crate) async fn document(
 pub(crate) struct ForgetBody {
     /// `o12` (an operation), `m7` (a message), `DR-…` (a decision), or the id or unique
     /// prefix of an operation, message, hot item or ended session.
+    #[serde(default)]
     targets: Vec<String>,
+    /// Phrases: every record, message, hot item and decision whose text holds one.
+    #[serde(default)]
+    matching: Vec<String>,
     #[serde(default)]
     dry_run: bool,
     agent: Option<String>,
@@ -523,16 +527,16 @@ pub(crate) async fn forget(
     Project(m): Project,
     Body(b): Body<ForgetBody>,
 ) -> Result<Json<Value>, ServerError> {
-    if b.targets.is_empty() {
+    if b.targets.is_empty() && b.matching.is_empty() {
         return Err(bad(
             "targets",
-            "`targets` is empty: name what to forget (`o12`, `m7`, `DR-…` or an id)".into(),
+            "`targets` and `matching` are empty: name what to forget (`o12`, `m7`, `DR-…`, an id) or give a phrase".into(),
         ));
     }
     blocking(move || {
         let out = m
             .with_agent(b.agent.as_deref())
-            .forget(&b.targets, b.dry_run)?;
+            .forget(&b.targets, &b.matching, b.dry_run)?;
         value(&out)
     })
     .await

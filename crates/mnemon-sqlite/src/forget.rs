@@ -43,6 +43,7 @@ impl SqliteStore {
                     n.decisions.insert(self.decision(id)?.id);
                 }
                 ForgetTarget::Id(id) => self.name_any(id, &mut n)?,
+                ForgetTarget::Matching(phrase) => self.name_matching(phrase, &mut n)?,
             }
         }
         Ok(n)
@@ -67,6 +68,43 @@ impl SqliteStore {
             what,
             id: format!("{prefix}{seq}"),
         })
+    }
+
+    /// Everything whose text holds `phrase`: any string in an operation's
+    /// data, a message, any version of a hot item, a decision's title or
+    /// record. SQLite's `lower` folds ASCII letters only.
+    fn name_matching(&self, phrase: &str, n: &mut Named) -> Result<(), StoreError> {
+        let conn = self.conn();
+        let ids = |sql: &str| -> Result<Vec<String>, StoreError> {
+            let mut stmt = conn.prepare_cached(sql).map_err(|e| self.err(e))?;
+            stmt.query_map(params![self.project_id, phrase], |r| r.get::<_, String>(0))
+                .and_then(|rows| rows.collect())
+                .map_err(|e| self.err(e))
+        };
+        let seqs = |sql: &str| -> Result<Vec<i64>, StoreError> {
+            let mut stmt = conn.prepare_cached(sql).map_err(|e| self.err(e))?;
+            stmt.query_map(params![self.project_id, phrase], |r| r.get::<_, i64>(0))
+                .and_then(|rows| rows.collect())
+                .map_err(|e| self.err(e))
+        };
+        n.ops.extend(seqs(
+            "SELECT o.seq FROM operations o WHERE o.project_id = ?1 AND EXISTS (
+                 SELECT 1 FROM json_tree(o.data) t
+                 WHERE t.type = 'text' AND instr(lower(t.value), lower(?2)) > 0)",
+        )?);
+        n.msgs.extend(seqs(
+            "SELECT seq FROM messages WHERE project_id = ?1 AND instr(lower(content), lower(?2)) > 0",
+        )?);
+        n.hot.extend(ids(
+            "SELECT DISTINCT i.id FROM hot_items i JOIN hot_history h ON h.item_id = i.id
+             WHERE i.project_id = ?1
+               AND (instr(lower(h.text), lower(?2)) > 0 OR instr(lower(coalesce(h.detail, '')), lower(?2)) > 0)",
+        )?);
+        n.decisions.extend(ids(
+            "SELECT id FROM decisions WHERE project_id = ?1
+               AND (instr(lower(title), lower(?2)) > 0 OR instr(lower(record), lower(?2)) > 0)",
+        )?);
+        Ok(())
     }
 
     /// An id of any kind: it must name exactly one thing.
@@ -387,7 +425,7 @@ impl<'a> Forgetting<'a> {
         };
         self.delete_rows(&f)?;
         self.scrub(&mut f, &needles)?;
-        if self.apply {
+        if self.apply && !f.is_empty() {
             let audit = ForgetAudit::of(self.req, &f);
             let targets = serde_json::to_string(&audit.targets)
                 .map_err(|e| StoreError::Invalid(format!("cannot encode the audit: {e}")))?;

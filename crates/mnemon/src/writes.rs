@@ -336,12 +336,20 @@ impl Mnemon {
     /// Forgets records, messages, hot items, decisions or sessions, named
     /// as `o12`, `m7`, `DR-…` or by id (or unique prefix), and everything
     /// that holds them; the views are rendered again without them. With
-    /// `dry_run`, only says what would go.
-    pub fn forget(&self, targets: &[String], dry_run: bool) -> Result<Forgotten> {
+    /// `dry_run`, only says what would go. `matching` phrases forget every
+    /// record, message, hot item and decision whose text holds one.
+    pub fn forget(
+        &self,
+        targets: &[String],
+        matching: &[String],
+        dry_run: bool,
+    ) -> Result<Forgotten> {
         let targets: Vec<ForgetTarget> = targets
             .iter()
-            .map(|t| ForgetTarget::parse(t).map_err(Error::Input))
-            .collect::<Result<_>>()?;
+            .map(|t| ForgetTarget::parse(t))
+            .chain(matching.iter().map(|t| ForgetTarget::matching(t)))
+            .collect::<std::result::Result<_, String>>()
+            .map_err(Error::Input)?;
         let e = self.engine()?;
         let f = e.forget(&targets, dry_run)?;
         if !dry_run && let Some(v) = self.views() {

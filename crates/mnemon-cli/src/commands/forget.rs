@@ -41,7 +41,7 @@ pub fn run(g: &Global, a: &ForgetArgs) -> Result<()> {
         }
         return Ok(());
     }
-    let f = m.forget(&a.targets, a.dry_run)?;
+    let f = m.forget(&a.targets, &a.matching, a.dry_run)?;
     if g.json {
         return json(&f);
     }
@@ -55,6 +55,7 @@ fn shown(v: &serde_json::Value) -> String {
     match v["kind"].as_str() {
         Some("operation_at") => format!("o{id}"),
         Some("message_at") => format!("m{id}"),
+        Some("matching") => format!("--matching {}", id.as_str().unwrap_or_default()),
         _ => id.as_str().unwrap_or_default().to_string(),
     }
 }
@@ -73,6 +74,10 @@ fn counts(parts: &[(u64, &str)]) -> String {
 }
 
 fn report(f: &Forgotten) {
+    if f.is_empty() {
+        println!("nothing holds that text; nothing was forgotten");
+        return;
+    }
     let verb = if f.dry_run { "would forget" } else { "forgot" };
     anstream::println!(
         "{BOLD}{verb}{BOLD:#} {}",

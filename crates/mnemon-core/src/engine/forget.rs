@@ -40,9 +40,38 @@ pub enum ForgetTarget {
     /// An id or unique prefix of an operation, message, hot item or
     /// session; the backend finds which.
     Id(String),
+    /// Every operation, message, hot item and decision whose text holds
+    /// this phrase (ASCII letters in either case): a fact said in several
+    /// places, forgotten from all of them.
+    Matching(String),
 }
 
+/// The shortest phrase `Matching` takes: a shorter one would match too
+/// much by accident.
+pub const MATCHING_MIN_CHARS: usize = 4;
+
 impl ForgetTarget {
+    /// A phrase to forget wherever it is held.
+    pub fn matching(text: &str) -> Result<ForgetTarget, String> {
+        let t = text.trim();
+        if t.chars().filter(|c| !c.is_whitespace()).count() < MATCHING_MIN_CHARS {
+            return Err(format!(
+                "--matching `{t}` is too short: give at least {MATCHING_MIN_CHARS} characters of the text to forget, and check with --dry-run"
+            ));
+        }
+        Ok(ForgetTarget::Matching(t.to_string()))
+    }
+
+    /// As the audit keeps it: a phrase is content, so only its length.
+    pub fn audited(&self) -> ForgetTarget {
+        match self {
+            ForgetTarget::Matching(t) => {
+                ForgetTarget::Matching(format!("[{} characters]", t.chars().count()))
+            }
+            other => other.clone(),
+        }
+    }
+
     /// `o12`, `m7`, `DR-a3f8b2c1`, or any other id (or unique prefix).
     pub fn parse(text: &str) -> Result<ForgetTarget, String> {
         let t = text.trim();
@@ -121,7 +150,7 @@ impl Forgotten {
 pub struct ForgetAudit {
     pub at: Timestamp,
     pub agent: String,
-    /// The targets as given (ids, never text).
+    /// The targets as given: ids, and a phrase only as its length.
     pub targets: Vec<ForgetTarget>,
     pub operations: u64,
     pub messages: u64,
@@ -135,7 +164,7 @@ impl ForgetAudit {
         ForgetAudit {
             at: req.at,
             agent: req.agent.clone(),
-            targets: req.targets.clone(),
+            targets: req.targets.iter().map(ForgetTarget::audited).collect(),
             operations: f.operations.len() as u64,
             messages: f.messages.len() as u64,
             hot_items: f.hot_items.len() as u64,
@@ -399,6 +428,13 @@ mod tests {
         );
         assert_eq!(ForgetTarget::parse("o0"), Ok(ForgetTarget::Id("o0".into())));
         assert!(ForgetTarget::parse("  ").is_err());
+        assert!(ForgetTarget::matching(" a b ").is_err());
+        let m = ForgetTarget::matching("orange notebook").unwrap();
+        assert_eq!(
+            m.audited(),
+            ForgetTarget::Matching("[15 characters]".into()),
+            "the audit never keeps the phrase"
+        );
     }
 
     #[test]
