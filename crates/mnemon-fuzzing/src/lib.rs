@@ -13,9 +13,12 @@ use mnemon_core::engine::Checkpoint;
 use mnemon_core::eval::Dataset;
 use mnemon_core::import::{ImportFormat, SessionBy, parse};
 
+/// One target's checks on one input; a failed check panics.
+pub type Check = fn(&[u8]);
+
 /// The targets, by name: `fuzz/fuzz_targets/<name>.rs` and
 /// `fuzz/corpus/<name>/`.
-pub const TARGETS: [(&str, fn(&[u8])); 5] = [
+pub const TARGETS: [(&str, Check); 5] = [
     ("config", config),
     ("checkpoint", checkpoint),
     ("chat", chat),
