@@ -438,6 +438,9 @@ fn ids() -> Vec<Case> {
             1,
             "passwd",
         ),
+        case("ids", &["forget", "o999999"], 1, "o999999"),
+        case("ids", &["forget", "DR-00000000"], 1, "dr-00000000"),
+        case("ids", &["forget", "--matching", "ab"], 1, "too short"),
     ]
 }
 
@@ -632,4 +635,235 @@ fn a_runaway_config_line_is_refused_with_an_excerpt() {
         );
         assert!(!err.contains("panicked"), "{err}");
     }
+}
+
+/// A store in a bad state, made by `break_it` in a fresh project that holds
+/// a canary, then `args` run against it.
+struct StoreCase {
+    name: &'static str,
+    break_it: fn(&Path),
+    args: &'static [&'static str],
+    code: i32,
+    says: &'static str,
+    /// The database file must be byte for byte what `break_it` left.
+    untouched: bool,
+}
+
+fn db(d: &Path) -> std::path::PathBuf {
+    d.join(".mnemon/mnemon.db")
+}
+
+/// Writes every committed page into the main file, so the file alone is
+/// the store and can be damaged on purpose.
+fn settle(d: &Path) {
+    let c = rusqlite::Connection::open(db(d)).unwrap();
+    c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
+}
+
+fn overwrite(d: &Path, at: usize, bytes: &[u8]) {
+    settle(d);
+    let mut all = std::fs::read(db(d)).unwrap();
+    all[at..at + bytes.len()].copy_from_slice(bytes);
+    std::fs::write(db(d), all).unwrap();
+}
+
+/// As root, file modes do not stop writes: the immutable attribute does.
+fn freeze(p: &Path, on: bool) {
+    let root = Command::new("id").arg("-u").output().unwrap().stdout == b"0\n";
+    if root {
+        let flag = if on { "+i" } else { "-i" };
+        let out = Command::new("chattr").arg(flag).arg(p).output().unwrap();
+        assert!(
+            out.status.success(),
+            "chattr {flag} {}: {out:?}",
+            p.display()
+        );
+    } else {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = match (p.is_dir(), on) {
+            (true, true) => 0o555,
+            (true, false) => 0o755,
+            (false, true) => 0o444,
+            (false, false) => 0o644,
+        };
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+}
+
+fn stores() -> Vec<StoreCase> {
+    vec![
+        StoreCase {
+            name: "not a database",
+            break_it: |d| std::fs::write(db(d), "plain text, not SQLite").unwrap(),
+            args: &["record", "--type", "x"],
+            code: 3,
+            says: "not a mnemon database",
+            untouched: true,
+        },
+        StoreCase {
+            name: "a damaged header",
+            break_it: |d| overwrite(d, 0, b"NOT SQLITE FORMAT"),
+            args: &["recent"],
+            code: 3,
+            says: "not a mnemon database",
+            untouched: true,
+        },
+        StoreCase {
+            name: "damaged pages",
+            break_it: |d| {
+                settle(d);
+                let len = std::fs::metadata(db(d)).unwrap().len() as usize;
+                // Every page after the first: tables and indexes.
+                overwrite(d, 4096, &vec![0xA5; len - 4096]);
+            },
+            args: &["record", "--type", "x"],
+            code: 3,
+            says: "damaged",
+            untouched: true,
+        },
+        StoreCase {
+            name: "cut short",
+            break_it: |d| {
+                settle(d);
+                let all = std::fs::read(db(d)).unwrap();
+                std::fs::write(db(d), &all[..all.len() / 3]).unwrap();
+            },
+            args: &["search", "canary"],
+            code: 3,
+            says: "damaged",
+            untouched: true,
+        },
+        StoreCase {
+            name: "from a newer mnemon",
+            break_it: |d| {
+                let c = rusqlite::Connection::open(db(d)).unwrap();
+                c.execute(
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)",
+                    [],
+                )
+                .unwrap();
+                drop(c);
+                settle(d);
+            },
+            args: &["status"],
+            code: 3,
+            says: "newer mnemon",
+            untouched: true,
+        },
+        StoreCase {
+            name: "read-only",
+            break_it: |d| {
+                settle(d);
+                freeze(&db(d), true);
+                freeze(&d.join(".mnemon"), true);
+            },
+            args: &["record", "--type", "x"],
+            code: 3,
+            says: "mnemon.db",
+            untouched: true,
+        },
+        StoreCase {
+            name: "a stale version",
+            break_it: |d| {
+                let hot = common::json(d, &["hot", "--json"]);
+                let id = hot.to_string();
+                let id = regex::Regex::new(
+                    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+                )
+                .unwrap()
+                .find(&id)
+                .unwrap()
+                .as_str()
+                .to_string();
+                // Someone else moves it to version 2 first.
+                common::ok(
+                    d,
+                    &[
+                        "goal",
+                        "update",
+                        &id,
+                        "--status",
+                        "in-progress",
+                        "--if-version",
+                        "1",
+                    ],
+                );
+                std::fs::write(d.join("goal-id"), &id).unwrap();
+            },
+            args: &["goal", "complete", "@goal-id", "--if-version", "1"],
+            code: 4,
+            says: "conflict",
+            untouched: true,
+        },
+    ]
+}
+
+/// Damaged, cut, foreign, newer and read-only stores, each in its own
+/// project: a clear message with the storage exit code, and the file left
+/// exactly as it was. (A full disk is `mnemon-sqlite`'s durability test:
+/// SQLite's page cap fails writes with the same SQLITE_FULL.)
+#[test]
+fn the_catalogue_of_broken_stores_is_refused_without_writing() {
+    let mut report = String::new();
+    for c in stores() {
+        let tmp = common::project();
+        let d = tmp.path();
+        common::ok(d, &["goal", "add", "Keep the canary alive"]);
+        common::ok(
+            d,
+            &[
+                "record",
+                "--type",
+                "canary",
+                "--data",
+                r#"{"text": "CANARY-7731"}"#,
+            ],
+        );
+        (c.break_it)(d);
+        let before = std::fs::read(db(d)).unwrap();
+        let args: Vec<String> = c
+            .args
+            .iter()
+            .map(|a| match a.strip_prefix('@') {
+                Some(file) => std::fs::read_to_string(d.join(file)).unwrap(),
+                None => a.to_string(),
+            })
+            .collect();
+        let case = Case {
+            class: "stores",
+            args: args.iter().map(OsString::from).collect(),
+            stdin: None,
+            env: Vec::new(),
+            code: c.code,
+            says: c.says,
+        };
+        let (code, stderr) = run(d, &case);
+        if c.name == "read-only" {
+            freeze(&d.join(".mnemon"), false);
+            freeze(&db(d), false);
+        }
+        assert_eq!(code, Some(c.code), "{}: {stderr}", c.name);
+        assert!(!stderr.contains("panicked"), "{}: {stderr}", c.name);
+        assert!(
+            stderr.to_lowercase().contains(c.says),
+            "{}: the message names the problem ({}): {stderr}",
+            c.name,
+            c.says
+        );
+        if c.untouched {
+            assert!(
+                std::fs::read(db(d)).unwrap() == before,
+                "{}: the file changed",
+                c.name
+            );
+        }
+        report.push_str(&format!(
+            "## {} · exit {}\n{}\n",
+            c.name,
+            c.code,
+            shown(&stderr, d)
+        ));
+    }
+    insta::assert_snapshot!("stores", report);
 }

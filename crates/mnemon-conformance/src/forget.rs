@@ -214,7 +214,11 @@ pub fn forgetting_leaves_no_trace<B: Backend>(b: &B) {
     assert_eq!(p.messages, vec![said.seq]);
     assert_eq!((p.hot_items.len(), p.operations.len()), (1, 2), "{p:?}");
     assert_eq!(found(s, "colony"), 0);
-    assert_eq!(found(s, "counted"), 2, "a text without the phrase stays, with its log line");
+    assert_eq!(
+        found(s, "counted"),
+        2,
+        "a text without the phrase stays, with its log line"
+    );
     let audit = serde_json::to_string(&e.forgettings(1).unwrap()).unwrap();
     assert!(!audit.to_lowercase().contains("puffin"), "{audit}");
 
