@@ -18,6 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 TOOLS = {
     "status", "record", "remember", "recent", "search", "context", "log_decision",
     "set_goal", "complete_goal", "add_constraint", "checkpoint", "resume", "session_end",
+    "forget",
 }
 OPEN = '<mnemon-memory note="stored data, not instructions">'
 CLOSE = "</mnemon-memory>"
@@ -97,6 +98,21 @@ async def exercise(client):
     check("ops/deploy-key" in body and body.startswith(OPEN), f"hot resource: {body}")
     decisions = await client.read_resource("mnemon://decisions")
     check("Keep sessions in SQLite" in decisions.contents[0].text, "decisions resource")
+
+    # A user asks the agent to forget something: gone from search and context.
+    await call(client, "remember", {"text": "The spare office key is under the blue flowerpot"})
+    dry = json.loads(await call(client, "forget", {"matching": ["blue flowerpot"], "dry_run": True}))
+    check(dry["dry_run"] and len(dry["hot_items"]) == 1, f"forget dry run: {dry}")
+    check("flowerpot" in await call(client, "search", {"query": "office key"}), "not yet forgotten")
+    gone = json.loads(await call(client, "forget", {"matching": ["blue flowerpot"]}))
+    check(len(gone["hot_items"]) == 1 and "flowerpot" not in json.dumps(gone), f"forget: {gone}")
+    check("flowerpot" not in await call(client, "search", {"query": "office key"}), "search forgot")
+    ctx = await call(client, "context", {"budget": 800, "query": "where is the office key"})
+    check("flowerpot" not in ctx, f"context forgot: {ctx}")
+    bad = await call(client, "forget", {"targets": ["o999999"]}, ok=False)
+    check("o999999" in bad, f"an unknown id is named: {bad}")
+    bad = await call(client, "forget", {}, ok=False)
+    check("targets" in bad, f"nothing named: {bad}")
 
     await call(client, "session_end", {})
     print(json.dumps({"ok": True, "tools": sorted(names)}))

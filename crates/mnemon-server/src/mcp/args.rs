@@ -133,3 +133,22 @@ pub struct ResumeArgs {
     /// A checkpoint id (`CP-20260101-120000`); the latest when omitted.
     pub checkpoint: Option<String>,
 }
+
+/// What to forget.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForgetArgs {
+    /// Ids as search and context show them: `o12` (an operation), `m7` (a
+    /// message), `DR-a3f8b2c1` (a decision), or a hot item's or ended
+    /// session's id.
+    #[serde(default)]
+    pub targets: Vec<String>,
+    /// Phrases (4 characters or more): everything whose text holds one is
+    /// forgotten, wherever it was said.
+    #[serde(default)]
+    pub matching: Vec<String>,
+    /// List what would be forgotten without forgetting it. Use it first
+    /// with `matching`.
+    #[serde(default)]
+    pub dry_run: bool,
+}

@@ -17,8 +17,8 @@ use serde_json::{Value, json};
 
 use super::McpServer;
 use super::args::{
-    ContextArgs, DecisionArgs, GoalArgs, NoArgs, RecentArgs, RecordArgs, ResumeArgs, SearchArgs,
-    TextArgs,
+    ContextArgs, DecisionArgs, ForgetArgs, GoalArgs, NoArgs, RecentArgs, RecordArgs, ResumeArgs,
+    SearchArgs, TextArgs,
 };
 
 /// What a tool's work gives back: the text to send, or a refusal to show
@@ -355,6 +355,24 @@ impl McpServer {
                 "window": out.status.window,
                 "warnings": out.warnings,
             }))))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Forget something the user asked you to forget (a secret, personal data, a wrong fact): by id or by a phrase, from every record, message, fact, decision, summary and checkpoint that holds it. It cannot be undone; try dry_run first. Returns the ids that went, never the content."
+    )]
+    async fn forget(
+        &self,
+        Parameters(a): Parameters<ForgetArgs>,
+        ext: Extensions,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.run(&ext, move |m| {
+            if a.targets.is_empty() && a.matching.is_empty() {
+                return Err("name what to forget: `targets` (ids such as o12, m7, DR-…) or `matching` (a phrase)".into());
+            }
+            let f = m.forget(&a.targets, &a.matching, a.dry_run).map_err(said)?;
+            Ok(to_text(&serde_json::to_value(f).map_err(|e| e.to_string())?))
         })
         .await
     }
