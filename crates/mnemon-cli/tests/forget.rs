@@ -152,6 +152,10 @@ fn a_forgotten_fact_is_found_by_neither_search_nor_context_nor_on_disk() {
         "the fact is still in a file under .mnemon/"
     );
     assert!(!on_disk(dir, "Orange notebook"));
+    // Not even as a term of the full-text index, whose segments keep
+    // lowercase words (and would keep them until a merge without
+    // FTS5's secure-delete).
+    assert!(!on_disk(dir, "notebook"), "a term is left in a file under .mnemon/");
     // What was not forgotten is all still there.
     assert!(shown(dir, "Tuesday mornings").contains("Tuesday mornings"));
 

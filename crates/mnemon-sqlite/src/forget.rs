@@ -446,16 +446,6 @@ impl<'a> Forgetting<'a> {
                     ],
                 )
                 .map_err(|e| self.err(e))?;
-            // Merging each index drops the deleted entries' terms, which
-            // would otherwise stay in its segments until a later merge.
-            for fts in ["operations_fts", "messages_fts", "hot_fts", "decisions_fts"] {
-                self.tx
-                    .execute(
-                        &format!("INSERT INTO {fts} ({fts}) VALUES ('optimize')"),
-                        [],
-                    )
-                    .map_err(|e| self.err(e))?;
-            }
         }
         Ok(f)
     }
