@@ -454,12 +454,8 @@ fn usage() -> Vec<Case> {
     ]
 }
 
-#[test]
-fn the_catalogue_of_bad_inputs_is_refused_cleanly_and_the_canary_survives() {
-    // A small window, so that large items are larger than it.
-    let tmp = tempfile::tempdir().unwrap();
-    let d = tmp.path();
-    common::ok(d, &["init", "--window", "8192"]);
+/// An operation every case checks is still there.
+fn record_canary(d: &Path) {
     common::ok(
         d,
         &[
@@ -470,6 +466,15 @@ fn the_catalogue_of_bad_inputs_is_refused_cleanly_and_the_canary_survives() {
             r#"{"text": "CANARY-7731"}"#,
         ],
     );
+}
+
+#[test]
+fn the_catalogue_of_bad_inputs_is_refused_cleanly_and_the_canary_survives() {
+    // A small window, so that large items are larger than it.
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    common::ok(d, &["init", "--window", "8192"]);
+    record_canary(d);
     common::ok(d, &["remember", "The canary fact is 7731"]);
     let canary = || {
         let recent = common::json(d, &["recent", "--type", "canary", "--json"]);
@@ -810,16 +815,7 @@ fn the_catalogue_of_broken_stores_is_refused_without_writing() {
         let tmp = common::project();
         let d = tmp.path();
         common::ok(d, &["goal", "add", "Keep the canary alive"]);
-        common::ok(
-            d,
-            &[
-                "record",
-                "--type",
-                "canary",
-                "--data",
-                r#"{"text": "CANARY-7731"}"#,
-            ],
-        );
+        record_canary(d);
         (c.break_it)(d);
         let before = std::fs::read(db(d)).unwrap();
         let args: Vec<String> = c

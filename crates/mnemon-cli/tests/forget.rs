@@ -12,28 +12,6 @@ use std::path::Path;
 
 mod common;
 
-/// Every byte under `.mnemon/` (database, WAL, views, checkpoints).
-fn all_bytes(dir: &Path) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.join(".mnemon")];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if let Ok(b) = std::fs::read(&p) {
-                out.extend(b);
-            }
-        }
-    }
-    out
-}
-
-fn on_disk(dir: &Path, needle: &str) -> bool {
-    let hay = all_bytes(dir);
-    hay.windows(needle.len()).any(|w| w == needle.as_bytes())
-}
-
 /// Everything a model or a user could be shown about `query`.
 fn shown(dir: &Path, query: &str) -> String {
     let search = common::ok(dir, &["search", query, "--limit", "100"]);
@@ -103,10 +81,10 @@ fn a_forgotten_fact_is_found_by_neither_search_nor_context_nor_on_disk() {
     let cp = common::json(dir, &["checkpoint", "create", "--json"]);
     let cp_id = cp["id"].as_str().unwrap().to_string();
     assert!(shown(dir, WORD).contains(WORD));
-    assert!(on_disk(dir, WORD));
+    assert!(common::on_disk(dir, WORD));
 
     // A dry run names what would go and changes nothing.
-    let before = all_bytes(dir).len();
+    let before = common::all_bytes(dir).len();
     let dry = common::json(
         dir,
         &[
@@ -121,7 +99,7 @@ fn a_forgotten_fact_is_found_by_neither_search_nor_context_nor_on_disk() {
     assert_eq!(dry["dry_run"], true);
     assert_eq!(dry["hot_items"].as_array().unwrap().len(), 2, "{dry}");
     assert!(shown(dir, WORD).contains(WORD));
-    assert_eq!(all_bytes(dir).len(), before);
+    assert_eq!(common::all_bytes(dir).len(), before);
 
     let f = common::json(
         dir,
@@ -148,14 +126,17 @@ fn a_forgotten_fact_is_found_by_neither_search_nor_context_nor_on_disk() {
     let seen = shown(dir, ASK);
     assert!(!seen.to_lowercase().contains("orange"), "{seen}");
     assert!(
-        !on_disk(dir, WORD),
+        !common::on_disk(dir, WORD),
         "the fact is still in a file under .mnemon/"
     );
-    assert!(!on_disk(dir, "Orange notebook"));
+    assert!(!common::on_disk(dir, "Orange notebook"));
     // Not even as a term of the full-text index, whose segments keep
     // lowercase words (and would keep them until a merge without
     // FTS5's secure-delete).
-    assert!(!on_disk(dir, "notebook"), "a term is left in a file under .mnemon/");
+    assert!(
+        !common::on_disk(dir, "notebook"),
+        "a term is left in a file under .mnemon/"
+    );
     // What was not forgotten is all still there.
     assert!(shown(dir, "Tuesday mornings").contains("Tuesday mornings"));
 
@@ -226,7 +207,10 @@ fn a_whole_session_is_forgotten_once_it_has_ended() {
     );
     let seen = shown(dir, "who retires in March");
     assert!(!seen.contains("lighthouse"), "{seen}");
-    assert!(!on_disk(dir, "lighthouse"), "the session is still on disk");
+    assert!(
+        !common::on_disk(dir, "lighthouse"),
+        "the session is still on disk"
+    );
     let out = common::mnemon(dir, &["session", "show", &id]);
     assert_eq!(out.status.code(), Some(1));
     // The project goes on.
@@ -317,7 +301,7 @@ fn a_phrase_is_forgotten_wherever_it_was_said() {
     common::ok(dir, &["forget", "--matching", "12 quay street"]);
     let seen = shown(dir, "where do I live, home address");
     assert!(!seen.to_lowercase().contains("quay"), "{seen}");
-    assert!(!on_disk(dir, "Quay Street") && !on_disk(dir, "QUAY STREET"));
+    assert!(!common::on_disk(dir, "Quay Street") && !common::on_disk(dir, "QUAY STREET"));
     assert!(shown(dir, "invoices").contains("Invoices go out on Fridays"));
     let audit = common::ok(dir, &["forget", "--history", "--json"]);
     assert!(

@@ -13,27 +13,6 @@ mod common;
 
 const KEY: &str = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD";
 
-/// Every byte under `.mnemon/` (database, WAL, views, checkpoints).
-fn all_bytes(dir: &Path) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.join(".mnemon")];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if let Ok(b) = std::fs::read(&p) {
-                out.extend(b);
-            }
-        }
-    }
-    out
-}
-
-fn contains(hay: &[u8], needle: &str) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle.as_bytes())
-}
-
 #[test]
 fn a_pasted_key_is_stored_and_rendered_as_a_placeholder_everywhere() {
     let p = common::project();
@@ -89,10 +68,16 @@ fn a_pasted_key_is_stored_and_rendered_as_a_placeholder_everywhere() {
     let found = common::ok(dir, &["search", "abcdefghijklmnopqrstuvwxyz0123456789ABCD"]);
     assert!(!found.contains(KEY), "{found}");
     common::ok(dir, &["export"]);
-    let bytes = all_bytes(dir);
-    assert!(!contains(&bytes, KEY), "the key is nowhere under .mnemon/");
-    assert!(!contains(&bytes, "s3cr3t-pw"), "nor the URL's password");
-    assert!(contains(&bytes, "[redacted: password]"));
+    let bytes = common::all_bytes(dir);
+    assert!(
+        !common::contains(&bytes, KEY),
+        "the key is nowhere under .mnemon/"
+    );
+    assert!(
+        !common::contains(&bytes, "s3cr3t-pw"),
+        "nor the URL's password"
+    );
+    assert!(common::contains(&bytes, "[redacted: password]"));
 }
 
 #[test]

@@ -96,3 +96,30 @@ pub fn serve(dir: &Path) -> Served {
         .to_string();
     Served { child, addr }
 }
+
+/// Every byte under `dir/.mnemon/` (database, WAL, views, checkpoints).
+pub fn all_bytes(dir: &Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.join(".mnemon")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(b) = std::fs::read(&p) {
+                out.extend(b);
+            }
+        }
+    }
+    out
+}
+
+/// Whether `needle`'s bytes are anywhere in `hay`.
+pub fn contains(hay: &[u8], needle: &str) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle.as_bytes())
+}
+
+/// Whether any file under `dir/.mnemon/` holds `needle`.
+pub fn on_disk(dir: &Path, needle: &str) -> bool {
+    contains(&all_bytes(dir), needle)
+}
