@@ -66,6 +66,9 @@ pub enum Command {
     Import(ImportArgs),
     /// Embed every stored record that has no vector of the [embeddings] model yet.
     Reindex,
+    /// Sentence-embedding models for retrieval by meaning ([embeddings] in config).
+    #[command(subcommand)]
+    Embeddings(EmbeddingsCommand),
     /// Recent operations, most recent first.
     Recent(RecentArgs),
     /// Start, end, list, show, archive or restore sessions.
@@ -138,6 +141,28 @@ pub enum Command {
     /// Check the database (integrity, search indexes, orphans, schema) and the project's
     /// identity, and render every view again. Exit 3 when something is wrong.
     Doctor,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EmbeddingsCommand {
+    /// Fetch a model's files (config.json, tokenizer.json, model.safetensors) from the Hugging
+    /// Face hub into its cache, check that they load, and print the [embeddings] lines that
+    /// use them. HF_ENDPOINT and HF_HOME are honoured.
+    Fetch(FetchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct FetchArgs {
+    /// A sentence-transformers repository on the hub (BERT family: all-MiniLM-L6-v2,
+    /// bge-small-en-v1.5, ...).
+    #[arg(default_value = mnemon_embed::hub::DEFAULT_REPO)]
+    pub repo: String,
+    /// A branch, tag or commit of the repository.
+    #[arg(long, default_value = "main")]
+    pub revision: String,
+    /// Where to keep the files (default: the hub's cache, $HF_HOME/hub).
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]

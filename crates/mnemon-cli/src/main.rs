@@ -37,6 +37,7 @@ fn main() -> ExitCode {
         Command::Message(a) => commands::log::message(g, a),
         Command::Import(a) => commands::import::run(g, a),
         Command::Reindex => commands::reindex::run(g),
+        Command::Embeddings(cli::EmbeddingsCommand::Fetch(a)) => commands::reindex::fetch(g, a),
         Command::Recent(a) => commands::log::recent(g, a),
         Command::Session(c) => commands::session::run(g, c),
         Command::Goal(c) => commands::hot::goal(g, c),

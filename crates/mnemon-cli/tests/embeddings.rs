@@ -179,3 +179,142 @@ fn reindex_without_a_model_or_with_a_wrong_one_says_what_to_set() {
         "{err}"
     );
 }
+
+/// A stand-in for the Hugging Face hub, which this machine cannot reach:
+/// it serves a model directory the way the hub's `resolve` endpoint does
+/// (a one-byte range first, for the size, the commit and the etag; then
+/// the file from an offset). A double, because the real hub is offline
+/// here; what it serves is the real model, so the fetched files are
+/// loaded and used for real.
+fn hub(model: PathBuf) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{BufRead, BufReader};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = format!("http://{}", listener.local_addr().unwrap());
+    let gets = std::sync::Arc::new(AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&gets);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut request = String::new();
+            if reader.read_line(&mut request).is_err() {
+                continue;
+            }
+            let mut range = None;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("range: bytes=") {
+                    range = Some(v.trim().to_string());
+                }
+            }
+            let path = request.split(' ').nth(1).unwrap_or("").to_string();
+            let prefix = "/sentence-transformers/all-MiniLM-L6-v2/resolve/main/";
+            let mut out = stream;
+            let Some(bytes) = path
+                .strip_prefix(prefix)
+                .and_then(|f| std::fs::read(model.join(f)).ok())
+            else {
+                let _ = out.write_all(
+                    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                );
+                continue;
+            };
+            counted.fetch_add(1, Ordering::SeqCst);
+            let (from, to) = match range.as_deref().and_then(|r| r.split_once('-')) {
+                Some((a, "")) => (a.parse().unwrap_or(0), bytes.len() - 1),
+                Some((a, b)) => (a.parse().unwrap_or(0), b.parse().unwrap_or(0)),
+                None => (0, bytes.len() - 1),
+            };
+            let body = &bytes[from.min(bytes.len())..=to.min(bytes.len() - 1)];
+            let head = format!(
+                "HTTP/1.1 206 Partial Content\r\nContent-Length: {}\r\nContent-Range: bytes {from}-{to}/{}\r\nETag: \"{:x}\"\r\nX-Repo-Commit: 0123456789abcdef0123456789abcdef01234567\r\nConnection: close\r\n\r\n",
+                body.len(),
+                bytes.len(),
+                bytes.len()
+            );
+            let _ = out.write_all(head.as_bytes());
+            let _ = out.write_all(body);
+        }
+    });
+    (addr, gets)
+}
+
+#[test]
+fn a_model_fetched_from_the_hub_is_loaded_and_retrieves_by_meaning() {
+    let (endpoint, gets) = hub(model_dir());
+    let p = common::project();
+    let dir = p.path();
+    let cache = dir.join("hub-cache");
+    let fetch = |extra: &[&str]| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_mnemon"));
+        cmd.args(["embeddings", "fetch", "--cache"])
+            .arg(&cache)
+            .args(extra)
+            .current_dir(dir)
+            .env("HF_ENDPOINT", &endpoint)
+            .env("NO_COLOR", "1");
+        cmd.output().unwrap()
+    };
+    let out = fetch(&["--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let f: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(f["dimensions"], 384, "{f}");
+    assert_eq!(f["model"], "all-MiniLM-L6-v2");
+    let fetched = PathBuf::from(f["dir"].as_str().unwrap());
+    assert!(
+        fetched.starts_with(&cache)
+            && fetched.ends_with("0123456789abcdef0123456789abcdef01234567")
+    );
+    let first = gets.load(std::sync::atomic::Ordering::SeqCst);
+    // Fetched again: the cache answers, nothing is downloaded.
+    let out = fetch(&[]);
+    assert!(out.status.success());
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("[embeddings]") && shown.contains("mnemon reindex"),
+        "{shown}"
+    );
+    assert_eq!(
+        gets.load(std::sync::atomic::Ordering::SeqCst),
+        first,
+        "served from the cache"
+    );
+
+    // The printed lines, used as they are.
+    let lines = shown.split("[embeddings]").nth(1).unwrap();
+    let mut c = std::fs::OpenOptions::new()
+        .append(true)
+        .open(dir.join(".mnemon/config.toml"))
+        .unwrap();
+    writeln!(c, "\n[embeddings]{lines}").unwrap();
+    common::ok(dir, &["import", history(dir).to_str().unwrap()]);
+    let ctx = common::ok(
+        dir,
+        &[
+            "context",
+            "--budget",
+            "300",
+            "--query",
+            "What breed is my dog?",
+            "--preset",
+            "qa",
+        ],
+    );
+    assert!(ctx.contains("beagle"), "{ctx}");
+
+    // A repository the hub does not have: named, with what to do.
+    let out = fetch(&["nobody/no-such-model"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("nobody/no-such-model") && err.contains("HF_ENDPOINT"),
+        "{err}"
+    );
+}

@@ -7,6 +7,8 @@
 //! encodes a batch. Vectors are the mean of the last layer over the real
 //! tokens (sentence-transformers' pooling for these models), unit length.
 
+pub mod hub;
+
 use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device, Tensor};

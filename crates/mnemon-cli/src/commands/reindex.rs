@@ -1,6 +1,7 @@
 //! `mnemon reindex`: vectors for every stored record, so retrieval by
 //! meaning finds history written before `[embeddings]` was set (or before
 //! its model changed). `mnemon import` does the same for what it imported.
+//! `mnemon embeddings fetch`: a model's files from the Hugging Face hub.
 
 use std::io::IsTerminal;
 
@@ -8,7 +9,7 @@ use anyhow::Result;
 use mnemon::Mnemon;
 use mnemon::embeddings::Reindexed;
 
-use crate::cli::Global;
+use crate::cli::{FetchArgs, Global};
 use crate::output::{BOLD, DIM, json, thousands};
 use crate::project::Project;
 
@@ -58,4 +59,43 @@ pub fn embed_all(m: &Mnemon, quiet: bool) -> Result<Reindexed> {
         b.finish_and_clear();
     }
     Ok(r?)
+}
+
+/// Fetches a model, loads it once (so a bad download is found now, not at
+/// the first context), and prints the configuration that uses it.
+pub fn fetch(g: &Global, a: &FetchArgs) -> Result<()> {
+    let progress = !g.json && std::io::stderr().is_terminal();
+    let f = mnemon_embed::hub::fetch(&a.repo, &a.revision, a.cache.as_deref(), progress)?;
+    let name = a.repo.rsplit('/').next().unwrap_or(&a.repo).to_string();
+    let model = mnemon_embed::LocalEmbedder::open(&f.dir, Some(&name))?;
+    let dims = mnemon::mnemon_core::assemble::semantic::Embedder::embed_query(&model, "hello")
+        .map(|v| v.len())
+        .map_err(|e| anyhow::anyhow!("{} does not embed: {e}", f.dir.display()))?;
+    if g.json {
+        return json(&serde_json::json!({
+            "repo": f.repo,
+            "revision": f.revision,
+            "dir": f.dir,
+            "model": name,
+            "dimensions": dims,
+        }));
+    }
+    println!(
+        "{BOLD}fetched{BOLD:#} {} ({}) into {}  {DIM}({dims}-dimensional vectors){DIM:#}",
+        f.repo,
+        f.revision,
+        f.dir.display()
+    );
+    println!("\nAdd to .mnemon/config.toml, then run `mnemon reindex`:\n");
+    println!(
+        "[embeddings]\nprovider = \"local\"\npath = {}\nmodel = {}",
+        toml_string(&f.dir.display().to_string()),
+        toml_string(&name)
+    );
+    Ok(())
+}
+
+/// A TOML basic string.
+fn toml_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
 }
