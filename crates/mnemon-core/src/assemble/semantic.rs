@@ -276,12 +276,21 @@ struct Flat {
     /// Where each stored (source, row, chunk) sits, so a vector stored
     /// again replaces its old copy.
     slot: HashMap<(HitSource, i64, u32), usize>,
+    /// Records forgotten since their vectors were loaded: never returned.
+    gone: std::collections::HashSet<(HitSource, i64)>,
 }
 
 /// Vectors read from the store per query to it.
 const PAGE: usize = 20_000;
 
 impl VectorIndex {
+    /// Records that were forgotten: their vectors (already deleted from
+    /// the store) stop taking places among the nearest.
+    pub fn forget(&self, records: impl IntoIterator<Item = (HitSource, i64)>) {
+        let mut flat = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        flat.gone.extend(records);
+    }
+
     /// The `k` records whose chunks are nearest `query` (cosine), best
     /// first, with their similarity: a record scores its best chunk.
     pub fn nearest<S: VectorStore + ?Sized>(
@@ -337,30 +346,67 @@ impl Flat {
         }
     }
 
+    /// The `want` entries most similar to `q`, unordered: the scan split
+    /// over the machine's cores for a large index (each part keeps its own
+    /// best `want`, which hold the overall best), inline for a small one.
+    fn scan(&self, q: &Quantized, want: usize) -> Vec<(f32, usize)> {
+        let part = |from: usize, to: usize| -> Vec<(f32, usize)> {
+            let mut sims: Vec<(f32, usize)> = self.values[from * self.dims..to * self.dims]
+                .chunks_exact(self.dims)
+                .zip(&self.scales[from..to])
+                .enumerate()
+                .map(|(i, (v, s))| (dot(&q.values, v) as f32 * q.scale * s, from + i))
+                .collect();
+            if want < sims.len() {
+                sims.select_nth_unstable_by(want, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                sims.truncate(want);
+            }
+            sims
+        };
+        let n = self.keys.len();
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |t| t.get())
+            .min(n / SCAN_PART_MIN)
+            .max(1);
+        if threads == 1 {
+            return part(0, n);
+        }
+        let step = n.div_ceil(threads);
+        let mut all: Vec<(f32, usize)> = std::thread::scope(|s| {
+            let parts: Vec<_> = (0..threads)
+                .map(|t| {
+                    let (from, to) = (t * step, ((t + 1) * step).min(n));
+                    s.spawn(move || part(from, to))
+                })
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        });
+        if want < all.len() {
+            all.select_nth_unstable_by(want, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            all.truncate(want);
+        }
+        all
+    }
+
     fn nearest(&self, query: &[f32], k: usize) -> Vec<(HitSource, i64, f32)> {
         if self.keys.is_empty() || query.len() != self.dims || k == 0 {
             return Vec::new();
         }
         let q = Quantized::of(query);
-        let mut sims: Vec<(f32, usize)> = self
-            .values
-            .chunks_exact(self.dims)
-            .zip(&self.scales)
-            .enumerate()
-            .map(|(i, (v, s))| (dot(&q.values, v) as f32 * q.scale * s, i))
-            .collect();
         // Chunks of one record are several entries: take enough to find
         // `k` distinct records in all but pathological cases.
-        let want = (k * 4).min(sims.len());
-        if want < sims.len() {
-            sims.select_nth_unstable_by(want, |a, b| b.0.total_cmp(&a.0));
-            sims.truncate(want);
-        }
+        let want = (k * 4).min(self.keys.len());
+        let mut sims = self.scan(&q, want);
         sims.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let mut out: Vec<(HitSource, i64, f32)> = Vec::with_capacity(k);
         for (sim, i) in sims {
             let (source, row) = self.keys[i];
-            if !out.iter().any(|o| o.0 == source && o.1 == row) {
+            if !self.gone.contains(&(source, row))
+                && !out.iter().any(|o| o.0 == source && o.1 == row)
+            {
                 out.push((source, row, sim));
                 if out.len() == k {
                     break;
@@ -370,6 +416,10 @@ impl Flat {
         out
     }
 }
+
+/// Vectors below which a scan is not worth another thread: at 384
+/// dimensions a thread's start costs about what 5,000 dot products do.
+const SCAN_PART_MIN: usize = 20_000;
 
 /// Integer dot product: written plainly over fixed-size lanes so the
 /// compiler turns it into SIMD multiply-adds.
@@ -531,6 +581,44 @@ mod tests {
     }
 
     #[test]
+    fn a_scan_split_over_threads_finds_what_one_pass_finds() {
+        // Enough vectors for several parts; a pseudo-random set with ties.
+        let mut flat = Flat::default();
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) % 200) as f32 / 100.0 - 1.0
+        };
+        for row in 0..(SCAN_PART_MIN as i64 * 3 + 17) {
+            let v: Vec<f32> = (0..16).map(|_| next()).collect();
+            flat.add(StoredVector {
+                source: HitSource::Operation,
+                row,
+                chunk: 0,
+                vector: Quantized::of(&v),
+            });
+        }
+        let query: Vec<f32> = (0..16).map(|_| next()).collect();
+        let q = Quantized::of(&query);
+        // One pass, by hand: every entry scored, best first, ties by position.
+        let mut all: Vec<(f32, usize)> = flat
+            .values
+            .chunks_exact(flat.dims)
+            .zip(&flat.scales)
+            .enumerate()
+            .map(|(i, (v, s))| (dot(&q.values, v) as f32 * q.scale * s, i))
+            .collect();
+        all.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        for want in [1, 10, 400, 5_000] {
+            let mut split = flat.scan(&q, want);
+            split.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            assert_eq!(split, all[..want].to_vec(), "want {want}");
+        }
+    }
+
+    #[test]
     fn the_nearest_records_score_their_best_chunk() {
         let mut flat = Flat::default();
         let v = |x: f32, y: f32| Quantized::of(&[x, y, 0.0]);
@@ -559,5 +647,13 @@ mod tests {
             .collect();
         assert_eq!(rows, [2, 3]);
         assert!(flat.nearest(&[1.0, 0.0], 2).is_empty(), "wrong length");
+        // A forgotten record takes no place among the nearest.
+        flat.gone.insert((HitSource::Message, 2));
+        let rows: Vec<i64> = flat
+            .nearest(&[1.0, 0.0, 0.0], 2)
+            .iter()
+            .map(|n| n.1)
+            .collect();
+        assert_eq!(rows, [3, 1]);
     }
 }

@@ -43,32 +43,43 @@ const SPAN_BOOST: f64 = 1.5;
 impl<S: EngineStore + SearchStore> Engine<S> {
     /// Ranked matches across every tier.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Ranked>, EngineError> {
-        let lexical = retrieve(self.store(), &self.common, query, limit, None)?;
-        let (mut ranked, _) = self.by_meaning_too(query, lexical, limit)?;
+        let (mut ranked, _) = self.by_meaning_too(query, limit, || {
+            Ok(retrieve(self.store(), &self.common, query, limit, None)?)
+        })?;
         ranked.truncate(limit);
         Ok(ranked)
     }
 
-    /// `lexical` fused with the records nearest `query` by meaning, when an
-    /// embedder is on; else `lexical` as it is. Records written since the
-    /// last backfill are embedded first (at most [`LIVE_BACKFILL`]), so
-    /// what was just said can be found by meaning at once.
+    /// The ranking by words (`lexical`, run here) fused with the records
+    /// nearest `query` by meaning, when an embedder is on; else the words'
+    /// ranking as it is. The query is embedded on another thread while the
+    /// words are ranked: the two take similar time and need nothing from
+    /// each other. Records written since the last backfill are embedded
+    /// first (at most [`LIVE_BACKFILL`]), so what was just said can be
+    /// found by meaning at once.
     ///
     /// A model that fails (a server gone away) costs the meaning, not the
     /// context: the words' ranking is returned with a warning saying why.
     fn by_meaning_too(
         &self,
         query: &str,
-        lexical: Vec<Ranked>,
         limit: usize,
+        lexical: impl FnOnce() -> Result<Vec<Ranked>, EngineError>,
     ) -> Result<(Vec<Ranked>, Option<String>), EngineError> {
-        let Some(embedder) = self.embedder.as_deref() else {
-            return Ok((lexical, None));
+        let embedder = match self.embedder.as_deref() {
+            Some(e) if !query.trim().is_empty() => e,
+            _ => return Ok((lexical()?, None)),
         };
-        if query.trim().is_empty() {
-            return Ok((lexical, None));
-        }
-        match self.nearest(embedder, query, limit) {
+        let (lexical, q) = std::thread::scope(|s| {
+            let q = s.spawn(|| embedder.embed_query(query));
+            let lexical = lexical();
+            (
+                lexical,
+                q.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+            )
+        });
+        let lexical = lexical?;
+        match q.and_then(|q| self.nearest(embedder, &q, limit)) {
             Ok(semantic) => Ok((semantic::fuse(lexical, semantic), None)),
             Err(semantic::EmbedError::Store(e)) => Err(e.into()),
             Err(e) => Ok((
@@ -110,11 +121,11 @@ impl<S: EngineStore + SearchStore> Engine<S> {
         Ok(ranked)
     }
 
-    /// The records nearest `query` by meaning, best first.
+    /// The records nearest the query's vector `q`, best first.
     fn nearest(
         &self,
         embedder: &dyn semantic::Embedder,
-        query: &str,
+        q: &[f32],
         limit: usize,
     ) -> Result<Vec<Ranked>, semantic::EmbedError> {
         semantic::backfill(
@@ -123,10 +134,9 @@ impl<S: EngineStore + SearchStore> Engine<S> {
             semantic::Backlog::Newest(LIVE_BACKFILL),
             &mut |_| {},
         )?;
-        let q = embedder.embed_query(query)?;
         let near = self
             .vectors
-            .nearest(self.store(), embedder.model(), &q, limit)?;
+            .nearest(self.store(), embedder.model(), q, limit)?;
         let mut semantic: Vec<Ranked> = Vec::with_capacity(near.len());
         for source in crate::assemble::retrieve::LOG_SOURCES {
             let rows: Vec<i64> = near.iter().filter(|n| n.0 == source).map(|n| n.1).collect();
@@ -234,17 +244,18 @@ impl<S: EngineStore + SearchStore> Engine<S> {
                 SectionKind::Fragments => match req.query.as_deref() {
                     Some(q) => {
                         let limit = fragment_limit(budget);
-                        let lexical = retrieve(
-                            self.store(),
-                            &self.common,
-                            q,
-                            limit,
-                            Some(Budget {
-                                tokens: budget,
-                                counter: &memo,
-                            }),
-                        )?;
-                        let (ranked, warning) = self.by_meaning_too(q, lexical, limit)?;
+                        let (ranked, warning) = self.by_meaning_too(q, limit, || {
+                            Ok(retrieve(
+                                self.store(),
+                                &self.common,
+                                q,
+                                limit,
+                                Some(Budget {
+                                    tokens: budget,
+                                    counter: &memo,
+                                }),
+                            )?)
+                        })?;
                         warnings.extend(warning);
                         let ranked = self.in_the_span_named(q, ranked)?;
                         candidates::fragments(&with_neighbours(self.store(), ranked)?, q)

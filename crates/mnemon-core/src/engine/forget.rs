@@ -392,7 +392,17 @@ impl<S: super::EngineStore> super::Engine<S> {
             agent: self.memory().agent().to_string(),
             at: self.now(),
         };
-        Ok(self.store().forget(&req)?)
+        let f = self.store().forget(&req)?;
+        if !f.dry_run {
+            use crate::assemble::retrieve::HitSource;
+            self.vectors.forget(
+                f.operations
+                    .iter()
+                    .map(|&s| (HitSource::Operation, s))
+                    .chain(f.messages.iter().map(|&s| (HitSource::Message, s))),
+            );
+        }
+        Ok(f)
     }
 
     /// The audit of forgetting, newest first.
