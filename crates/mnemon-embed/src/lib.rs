@@ -45,6 +45,11 @@ pub struct LocalEmbedder {
     model: BertModel,
     tokenizer: Tokenizer,
     query_prefix: &'static str,
+    /// One thread for queries: a query is a few word pieces, too small
+    /// for candle's matrix products to gain from the global pool's
+    /// threads, and it runs beside the words' ranking on another thread
+    /// (`Engine::context`), so more threads only wait on each other.
+    query_pool: rayon::ThreadPool,
 }
 
 impl std::fmt::Debug for LocalEmbedder {
@@ -101,11 +106,20 @@ impl LocalEmbedder {
         } else {
             ""
         };
+        let query_pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .thread_name(|_| "mnemon-embed-query".to_string())
+            .build()
+            .map_err(|e| LoadError::Model {
+                path: shown.clone(),
+                reason: format!("no thread for queries: {e}"),
+            })?;
         Ok(LocalEmbedder {
             name,
             model,
             tokenizer,
             query_prefix,
+            query_pool,
         })
     }
 
@@ -179,7 +193,8 @@ impl Embedder for LocalEmbedder {
 
     fn embed_query(&self, query: &str) -> Result<Vec<f32>, EmbedError> {
         let text = format!("{}{query}", self.query_prefix);
-        self.batch(&[text])?
+        self.query_pool
+            .install(|| self.batch(&[text]))?
             .pop()
             .ok_or_else(|| self.fail("no vector for the query"))
     }
