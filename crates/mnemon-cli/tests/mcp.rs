@@ -23,10 +23,17 @@ fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py")
 }
 
-/// A Python with the SDK, installed on first use. Two test processes may
-/// install at once: each builds its own directory and renames it into
-/// place, so the cache is never half-made.
+/// A Python with the SDK, installed on first use: once per test process
+/// (the tests of this file run on threads of one process and wait for the
+/// first), and two test processes may install at once: each builds its
+/// own directory and renames it into place, so the cache is never
+/// half-made.
 fn python() -> PathBuf {
+    static PYTHON: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PYTHON.get_or_init(install).clone()
+}
+
+fn install() -> PathBuf {
     if let Some(p) = std::env::var_os("MNEMON_TEST_PYTHON") {
         return PathBuf::from(p);
     }
