@@ -678,20 +678,16 @@ mod tests {
         assert!(near[1].2 > 0.98, "row 2 by its second chunk: {near:?}");
         // Stored again, a chunk replaces its old vector.
         add(&mut flat, 1, 0, v(-1.0, 0.0));
-        let rows: Vec<i64> = flat
-            .nearest(&[1.0, 0.0, 0.0], 2)
-            .iter()
-            .map(|n| n.1)
-            .collect();
-        assert_eq!(rows, [2, 3]);
+        let rows = |flat: &Flat| -> Vec<i64> {
+            flat.nearest(&[1.0, 0.0, 0.0], 2)
+                .iter()
+                .map(|n| n.1)
+                .collect()
+        };
+        assert_eq!(rows(&flat), [2, 3]);
         assert!(flat.nearest(&[1.0, 0.0], 2).is_empty(), "wrong length");
         // A forgotten record takes no place among the nearest.
         flat.gone.insert((HitSource::Message, 2));
-        let rows: Vec<i64> = flat
-            .nearest(&[1.0, 0.0, 0.0], 2)
-            .iter()
-            .map(|n| n.1)
-            .collect();
-        assert_eq!(rows, [3, 1]);
+        assert_eq!(rows(&flat), [3, 1]);
     }
 }
