@@ -110,6 +110,12 @@ impl FromRequestParts<Arc<AppState>> for Project {
                 code: "invalid_path",
                 message: e.body_text(),
             })?;
+        if bearer(&parts.headers).is_none()
+            && let Some(token) = crate::dashboard::cookie_token(&parts.headers)
+        {
+            crate::dashboard::check_write(&parts.method, &parts.headers)?;
+            return Ok(Project(open_for(state, token, Some(project)).await?));
+        }
         Ok(Project(
             authorized(state, &parts.headers, Some(&project)).await?,
         ))
@@ -124,20 +130,31 @@ pub(crate) async fn authorized(
     headers: &axum::http::HeaderMap,
     project: Option<&str>,
 ) -> Result<Mnemon, ServerError> {
-    let token = headers
+    let token = bearer(headers).ok_or_else(|| {
+        ServerError::Unauthorized(
+            "send `Authorization: Bearer <token>`; `mnemon token create --project P` makes one"
+                .into(),
+        )
+    })?;
+    open_for(state, token.to_string(), project.map(str::to_string)).await
+}
+
+/// The bearer token of a request, if it sends one.
+pub(crate) fn bearer(headers: &axum::http::HeaderMap) -> Option<&str> {
+    headers
         .get(axum::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::trim)
-        .ok_or_else(|| {
-            ServerError::Unauthorized(
-                "send `Authorization: Bearer <token>`; `mnemon token create --project P` makes one"
-                    .into(),
-            )
-        })?;
+}
+
+/// The project `token` opens, when it is `project` (`None`: any).
+pub(crate) async fn open_for(
+    state: &Arc<AppState>,
+    token: String,
+    project: Option<String>,
+) -> Result<Mnemon, ServerError> {
     let state = Arc::clone(state);
-    let token = token.to_string();
-    let project = project.map(str::to_string);
     blocking(move || match state.projects.tokens().project_of(&token)? {
         None => Err(ServerError::Unauthorized(
             "this token is not known to the server; create one with `mnemon token create --project P`"

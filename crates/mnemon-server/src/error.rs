@@ -20,6 +20,10 @@ pub enum ServerError {
     /// No token, or one the server does not know.
     #[error("{0}")]
     Unauthorized(String),
+    /// A valid credential, but not allowed for this request (a
+    /// cookie-authenticated write without the dashboard's header).
+    #[error("{0}")]
+    Forbidden(String),
     /// The project does not exist, or the token does not open it.
     #[error("{0}")]
     NotFound(String),
@@ -75,6 +79,7 @@ impl ServerError {
         match self {
             ServerError::BadRequest { code, .. } => (StatusCode::BAD_REQUEST, code),
             ServerError::Unauthorized(_) => (StatusCode::UNAUTHORIZED, "unauthorized"),
+            ServerError::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
             ServerError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
             ServerError::Conflict(_) => (StatusCode::CONFLICT, "conflict"),
             ServerError::Stale { .. } => (StatusCode::CONFLICT, "stale_version"),

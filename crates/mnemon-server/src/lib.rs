@@ -4,9 +4,11 @@
 //! 95 % guard, zone actions, views, conflicts) are the same.
 //!
 //! Every route but `/healthz` and `/readyz` needs a bearer token scoped to
-//! the project it names (`mnemon token create --project P`).
+//! the project it names (`mnemon token create --project P`). The dashboard
+//! at `/` logs in with the same tokens and keeps one in a cookie.
 
 mod api;
+pub mod dashboard;
 mod error;
 mod events;
 mod health;
@@ -77,6 +79,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(api::routes())
         .merge(memory_api::routes())
         .merge(more_api::routes())
+        .merge(dashboard::routes())
         .fallback(|| async {
             ServerError::NotFound(
                 "no such route; the API is under /v1/projects/{project}/ (status, operations, messages, context)"
@@ -185,7 +188,16 @@ pub fn run(addr: SocketAddr, opts: ServeOptions) -> Result<(), ServerError> {
         let local = listener
             .local_addr()
             .map_err(|e| ServerError::Internal(e.to_string()))?;
-        println!("mnemon serving http://{local} (Ctrl-C or SIGTERM stops it)");
+        // One write, and a closed stdout (a supervisor that read the
+        // address and went away) is no reason to stop serving.
+        let _ = std::io::Write::write_all(
+            &mut std::io::stdout().lock(),
+            format!(
+                "mnemon serving http://{local} (Ctrl-C or SIGTERM stops it)\n\
+                 dashboard: http://{local}/ (log in with a token from `mnemon token create`)\n"
+            )
+            .as_bytes(),
+        );
         serve(listener, opts, shutdown_signal()).await
     })
 }

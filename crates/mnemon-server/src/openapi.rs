@@ -91,6 +91,9 @@ impl Modify for Bearer {
         crate::more_api::optimize,
         crate::more_api::document,
         crate::events::events,
+        crate::dashboard::data::agents,
+        crate::dashboard::data::timeline,
+        crate::dashboard::data::compactions,
     ),
     components(schemas(ErrorBody, ErrorDetail))
 )]

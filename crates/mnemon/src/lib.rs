@@ -53,6 +53,7 @@ mod maintenance;
 mod reads;
 mod settings;
 mod status;
+pub mod timeline;
 mod views;
 mod writes;
 
