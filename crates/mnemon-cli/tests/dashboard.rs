@@ -356,6 +356,22 @@ fn a_person_watches_the_window_fill_checkpoint_and_refresh() {
     );
     shot(&tab, "6-restored");
 
+    // `mnemon chat` in another terminal plans work; the work plan tab shows
+    // it as a tree without a reload.
+    std::fs::write(
+        dir.join("plan.txt"),
+        "Create an epic for user authentication\nAdd 3 stories to it: login, signup, and MFA\n",
+    )
+    .unwrap();
+    ok(dir, &["chat", "--script", "plan.txt", "--keep-session"]);
+    tab.find_element("#tab-entities").unwrap().click().unwrap();
+    wait_js(
+        &tab,
+        "document.querySelectorAll('.tree > li > ul > li').length === 3",
+        "the epic with its three stories",
+    );
+    assert!(text(&tab, ".tree").to_lowercase().contains("signup"));
+
     // Keyboard: the tabs move with the arrow keys.
     tab.evaluate("document.getElementById('tab-sessions').focus()", false)
         .unwrap();
