@@ -130,7 +130,9 @@ fn curl(addr: &str, token: &str, method: &str, path: &str, body: &str) -> serde_
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let body: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(body.get("error").is_none(), "{method} {path}: {body}");
+    body
 }
 
 fn launch() -> Option<(Browser, Arc<Tab>)> {
@@ -371,6 +373,86 @@ fn a_person_watches_the_window_fill_checkpoint_and_refresh() {
         "the epic with its three stories",
     );
     assert!(text(&tab, ".tree").to_lowercase().contains("signup"));
+
+    // A decision and a goal from an agent's API calls, on their tabs.
+    curl(
+        &addr,
+        &token,
+        "POST",
+        "decisions",
+        r#"{"title": "Hash passwords with argon2id", "context": "bcrypt truncates at 72 bytes",
+            "decision": "Use argon2id with the OWASP parameters",
+            "consequences": {"positive": ["no truncation"], "negative": ["more memory per login"]},
+            "alternatives": [{"option": "bcrypt", "rejected_because": "truncates"}],
+            "status": "Accepted"}"#,
+    );
+    curl(
+        &addr,
+        &token,
+        "POST",
+        "hot",
+        r#"{"kind": "goal", "text": "Ship the login flow"}"#,
+    );
+    tab.find_element("#tab-decisions").unwrap().click().unwrap();
+    wait_js(
+        &tab,
+        "document.querySelector('.adr')",
+        "the decision record",
+    );
+    let adr = text(&tab, ".adr");
+    for part in [
+        "Hash passwords with argon2id",
+        "+ no truncation",
+        "− more memory per login",
+        "bcrypt",
+    ] {
+        assert!(adr.contains(part), "{part} missing from {adr}");
+    }
+    tab.find_element("#tab-hot").unwrap().click().unwrap();
+    wait_js(
+        &tab,
+        "document.getElementById('panel').textContent.includes('Ship the login flow')",
+        "the goal in the hot context",
+    );
+    assert!(
+        text(&tab, "#panel").contains("v1"),
+        "hot items show their version"
+    );
+
+    // The work plan document changed with the epic: a diff of two versions.
+    tab.find_element("#tab-documents").unwrap().click().unwrap();
+    wait_js(
+        &tab,
+        "document.getElementById('doc-out') && document.getElementById('doc-out').textContent.includes('version')",
+        "a document",
+    );
+    tab.evaluate(
+        "const k = document.getElementById('doc-kind'); k.value = 'work_plan'; k.dispatchEvent(new Event('change'));",
+        false,
+    )
+    .unwrap();
+    wait_js(
+        &tab,
+        "document.getElementById('doc-b').value !== '' && Number(document.getElementById('doc-b').value) > 1",
+        "two versions of the work plan",
+    );
+    tab.find_element("#doc-out").unwrap();
+    tab.evaluate(
+        "document.querySelector('#panel form button').click()",
+        false,
+    )
+    .unwrap();
+    wait_js(
+        &tab,
+        "document.querySelector('#doc-diff .add')",
+        "added lines in the diff",
+    );
+    assert!(
+        text(&tab, "#doc-diff")
+            .to_lowercase()
+            .contains("authentication")
+    );
+    shot(&tab, "7-diff");
 
     // Keyboard: the tabs move with the arrow keys.
     tab.evaluate("document.getElementById('tab-sessions').focus()", false)

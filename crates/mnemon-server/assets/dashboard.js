@@ -212,7 +212,7 @@ async function assemble(ev) {
       ...(a.warnings || []).map((w) => el("p", { class: "warnings" }, w)),
       ...a.sections.map((s) => el("div", { class: `sec s-${s.kind}`, "data-section": s.kind },
         el("h3", {}, `${words(s.kind)} `, el("span", { class: "tier" }, `· tier ${TIER[s.kind] || "?"} · ${fmt(s.tokens)} tokens${s.left_out ? ` · ${s.left_out} left out for space` : ""}`)),
-        el("ul", {}, s.items.map((i) => el("li", {}, i.text.trim(), " ", el("small", {}, `${i.tokens} tok${i.provenance.length ? " · " + i.provenance.join(", ") : ""}`)))))),
+        el("ul", {}, s.items.map((i) => el("li", {}, i.text.trim().replace(/^- /, ""), " ", el("small", {}, `${i.tokens} tok${i.provenance.length ? " · " + i.provenance.join(", ") : ""}`)))))),
     );
   } catch (e) {
     fail(out, e);
@@ -251,7 +251,8 @@ const TABS = {
       el("dl", {},
         el("dt", {}, "Context"), el("dd", {}, d.context),
         el("dt", {}, "Decision"), el("dd", {}, d.decision),
-        el("dt", {}, "Consequences"), el("dd", {}, typeof d.consequences === "string" ? d.consequences : JSON.stringify(d.consequences, null, 1)),
+        el("dt", {}, "Consequences"), el("dd", {}, consequences(d.consequences)),
+        d.assumptions && d.assumptions.length ? [el("dt", {}, "Assumptions"), el("dd", {}, el("ul", {}, d.assumptions.map((x) => el("li", {}, x))))] : null,
         d.alternatives && d.alternatives.length ? [el("dt", {}, "Alternatives"), el("dd", {}, d.alternatives.map((a) => (typeof a === "string" ? a : `${a.option || a.name || ""}${a.reason || a.rejected_because ? ": " + (a.reason || a.rejected_because) : ""}`)).join("\n"))] : null,
         d.superseded_by ? [el("dt", {}, "Superseded by"), el("dd", {}, d.superseded_by)] : null),
       el("p", { class: "hint" }, `${d.timestamp} · ${d.agent}`))));
@@ -324,6 +325,15 @@ const TABS = {
     q.focus();
   },
 };
+
+// An ADR's consequences: what gets better, what gets worse, and how the
+// worse is contained.
+function consequences(c) {
+  if (!c || typeof c !== "object") return String(c || "");
+  const parts = [["positive", "+"], ["negative", "−"], ["mitigations", "mitigation:"]]
+    .flatMap(([key, sign]) => (c[key] || []).map((x) => el("li", {}, `${sign} ${x}`)));
+  return parts.length ? el("ul", {}, parts) : "none stated";
+}
 
 // The longest common subsequence of lines: small documents, exact result.
 function lineDiff(before, after) {
