@@ -178,26 +178,17 @@ async fn the_cookie_reads_but_writes_only_with_the_dashboard_header() {
 
     // A bad cookie is refused like a bad bearer token; another project's
     // route is not found.
-    let r = c
-        .get(url("status"))
-        .header(COOKIE, "mnemon_token=mnm_nothing")
-        .send()
+    let cookie_get = |u: String, cookie: &str| c.get(u).header(COOKIE, cookie).send();
+    let r = cookie_get(url("status"), "mnemon_token=mnm_nothing")
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
-    let r = c
-        .get(format!("{}/v1/projects/other/status", srv.base))
-        .header(COOKIE, &jar)
-        .send()
-        .await
-        .unwrap();
+    let other = format!("{}/v1/projects/other/status", srv.base);
+    let r = cookie_get(other, &jar).await.unwrap();
     assert_eq!(r.status(), StatusCode::NOT_FOUND);
 
-    // The dashboard's own reads.
-    let agents: Value = c
-        .get(url("agents"))
-        .header(COOKIE, &jar)
-        .send()
+    // The dashboard's own reads, with the cookie or a bearer token.
+    let agents: Value = cookie_get(url("agents"), &jar)
         .await
         .unwrap()
         .json()
@@ -205,10 +196,8 @@ async fn the_cookie_reads_but_writes_only_with_the_dashboard_header() {
         .unwrap();
     let first = &agents["agents"][0];
     assert!(first["status"]["window"]["effective_max"].as_u64().unwrap() > 0);
-    let timeline: Value = c
-        .get(url("timeline?limit=50"))
-        .bearer_auth(&token)
-        .send()
+    let bearer_get = |p: &str| c.get(url(p)).bearer_auth(&token).send();
+    let timeline: Value = bearer_get("timeline?limit=50")
         .await
         .unwrap()
         .json()
@@ -220,19 +209,9 @@ async fn the_cookie_reads_but_writes_only_with_the_dashboard_header() {
         points[0]["used"], first["status"]["window"]["used"],
         "the last point is the usage now"
     );
-    let r = c
-        .get(url("timeline?limit=0"))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap();
+    let r = bearer_get("timeline?limit=0").await.unwrap();
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);
-    let r = c
-        .get(url("compactions"))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap();
+    let r = bearer_get("compactions").await.unwrap();
     assert_eq!(r.status(), StatusCode::OK);
     srv.stop().await;
 }

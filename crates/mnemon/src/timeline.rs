@@ -11,7 +11,7 @@
 //! the anchors leave out (a resume carrying another epoch's tokens).
 
 use mnemon_core::engine::{ACTION_KIND, CompactionRecord, EngineStore};
-use mnemon_core::memory::{MessageQuery, OperationQuery, Timestamp};
+use mnemon_core::memory::{Message, MessageQuery, Operation, OperationQuery, Timestamp};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -160,11 +160,9 @@ fn merge_by_time(ops: Vec<Entry>, msgs: Vec<Entry>) -> Vec<Entry> {
 }
 
 impl Mnemon {
-    /// This agent's window over its last `limit` log entries (operations
-    /// and messages of its sessions, and its own engine actions).
-    pub fn timeline(&self, limit: usize) -> Result<Timeline> {
-        let status = self.status()?;
-        let agent = status.agent.clone();
+    /// The last `limit` operations and the last `limit` messages of every
+    /// agent, newest first.
+    fn recent_log(&self, limit: usize) -> Result<(Vec<Operation>, Vec<Message>)> {
         let e = self.engine()?;
         let m = e.memory();
         let ops = m.recent(&OperationQuery {
@@ -175,6 +173,16 @@ impl Mnemon {
             limit: Some(limit),
             ..MessageQuery::default()
         })?;
+        Ok((ops, msgs))
+    }
+
+    /// This agent's window over its last `limit` log entries (operations
+    /// and messages of its sessions, and its own engine actions).
+    pub fn timeline(&self, limit: usize) -> Result<Timeline> {
+        let status = self.status()?;
+        let agent = status.agent.clone();
+        let e = self.engine()?;
+        let (ops, msgs) = self.recent_log(limit)?;
         // What counts in this agent's window: its own writes, and the
         // writes of others into the session it works in.
         let session = status.session_id.clone();
@@ -238,16 +246,8 @@ impl Mnemon {
     /// handle's own first.
     pub fn agents(&self, limit: usize) -> Result<Vec<String>> {
         let e = self.engine()?;
-        let m = e.memory();
-        let mut seen = vec![m.agent().to_string()];
-        let ops = m.recent(&OperationQuery {
-            limit: Some(limit),
-            ..OperationQuery::default()
-        })?;
-        let msgs = m.recent_messages(&MessageQuery {
-            limit: Some(limit),
-            ..MessageQuery::default()
-        })?;
+        let mut seen = vec![e.memory().agent().to_string()];
+        let (ops, msgs) = self.recent_log(limit)?;
         for a in ops
             .iter()
             .map(|o| &o.agent)
