@@ -300,6 +300,18 @@ fn a_person_watches_the_window_fill_checkpoint_and_refresh() {
     let now = used(&tab);
     assert!(now < used1 + 900, "the refresh emptied the window: {now}");
     shot(&tab, "4-refreshed");
+    // The session log was compacted on the way (a grey marker): its audit
+    // opens the same way.
+    tab.evaluate(
+        "document.querySelector('.marker[data-kind=compact]').dispatchEvent(new MouseEvent('click', {bubbles: true}))",
+        false,
+    )
+    .unwrap();
+    wait_js(
+        &tab,
+        "document.getElementById('marker-detail').textContent.includes('Compaction (session log)')",
+        "the session log's compaction audit",
+    );
 
     // What the model would see, within the budget, by section.
     tab.evaluate(

@@ -60,8 +60,9 @@ pub struct Marker {
     /// The action as the engine logged it (a checkpoint's id and trigger,
     /// a refresh's sizes).
     pub data: Value,
-    /// A refresh's compaction audit: what was kept, summarized, dropped and
-    /// where each original stays.
+    /// The compaction audit of a refresh, a session-log compaction or a
+    /// session end: what was kept, summarized, dropped and where each
+    /// original stays.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compaction: Option<CompactionRecord>,
 }
@@ -138,6 +139,16 @@ pub fn reconstruct(entries: &[Entry], used_now: u64, epoch_now: u64) -> Vec<(Poi
     }
     out.reverse();
     out
+}
+
+/// The compaction audit an engine action leaves, by the action's name.
+fn audit_kind(action: &str) -> Option<&'static str> {
+    match action {
+        "refresh" => Some("refresh"),
+        "compact" => Some("session_log"),
+        "session_end" => Some("session_end"),
+        _ => None,
+    }
 }
 
 /// Operations and messages, each already in its log's order, interleaved
@@ -227,13 +238,13 @@ impl Mnemon {
             .into_iter()
             .map(|(mut p, entry)| {
                 if let Some(mk) = p.marker.as_mut()
-                    && mk.kind == "refresh"
+                    && let Some(kind) = audit_kind(&mk.kind)
                 {
-                    // The refresh's audit is written in the same commit as
-                    // its action, at the same instant.
+                    // The audit is written in the same commit as its
+                    // action, at the same instant.
                     mk.compaction = audits
                         .iter()
-                        .find(|c| c.kind == "refresh" && c.created_at == entry.at)
+                        .find(|c| c.kind == kind && c.created_at == entry.at)
                         .cloned();
                 }
                 p
