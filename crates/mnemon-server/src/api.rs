@@ -148,6 +148,14 @@ pub(crate) fn bearer(headers: &axum::http::HeaderMap) -> Option<&str> {
         .map(str::trim)
 }
 
+/// A token the server does not know, by bearer header or cookie.
+pub(crate) fn unknown_token() -> ServerError {
+    ServerError::Unauthorized(
+        "this token is not known to the server; create one with `mnemon token create --project P`"
+            .into(),
+    )
+}
+
 /// The project `token` opens, when it is `project` (`None`: any).
 pub(crate) async fn open_for(
     state: &Arc<AppState>,
@@ -156,16 +164,13 @@ pub(crate) async fn open_for(
 ) -> Result<Mnemon, ServerError> {
     let state = Arc::clone(state);
     blocking(move || match state.projects.tokens().project_of(&token)? {
-        None => Err(ServerError::Unauthorized(
-            "this token is not known to the server; create one with `mnemon token create --project P`"
-                .into(),
-        )),
-        Some(p) if project.as_ref().is_some_and(|want| *want != p) => Err(ServerError::NotFound(
-            format!(
+        None => Err(unknown_token()),
+        Some(p) if project.as_ref().is_some_and(|want| *want != p) => {
+            Err(ServerError::NotFound(format!(
                 "no project `{}` for this token",
                 project.unwrap_or_default()
-            ),
-        )),
+            )))
+        }
         Some(p) => state.projects.get(&p),
     })
     .await

@@ -45,7 +45,8 @@ pub(crate) struct AgentOnly {
     pub(crate) agent: Option<String>,
 }
 
-fn value<T: serde::Serialize>(v: &T) -> Result<Json<Value>, ServerError> {
+/// Any answer as JSON.
+pub(crate) fn value<T: serde::Serialize>(v: &T) -> Result<Json<Value>, ServerError> {
     Ok(Json(serde_json::to_value(v).map_err(internal)?))
 }
 
@@ -199,7 +200,7 @@ pub(crate) async fn update_hot(
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub(crate) struct Limit {
-    limit: Option<usize>,
+    pub(crate) limit: Option<usize>,
 }
 
 #[utoipa::path(

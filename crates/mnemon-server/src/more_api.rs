@@ -13,10 +13,10 @@ use serde_json::{Value, json};
 
 use crate::AppState;
 use crate::api::{
-    Body, Params, Project, Segments, blocking, checkpoint_id, created, internal, limit, written,
+    Body, Params, Project, Segments, blocking, checkpoint_id, created, limit, written,
 };
 use crate::error::ServerError;
-use crate::memory_api::AgentOnly;
+use crate::memory_api::{AgentOnly, value};
 
 /// The routes of this module.
 pub fn routes() -> Router<Arc<AppState>> {
@@ -50,10 +50,6 @@ pub fn routes() -> Router<Arc<AppState>> {
         .route("/v1/projects/{project}/optimize", post(optimize))
         .route("/v1/projects/{project}/documents/{kind}", get(document))
         .route("/v1/projects/{project}/events", get(crate::events::events))
-}
-
-fn value<T: serde::Serialize>(v: &T) -> Result<Json<Value>, ServerError> {
-    Ok(Json(serde_json::to_value(v).map_err(internal)?))
 }
 
 fn bad(code: &'static str, message: String) -> ServerError {

@@ -11,8 +11,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::AppState;
-use crate::api::{Params, Project, blocking, internal, limit};
+use crate::api::{Params, Project, blocking, limit};
 use crate::error::ServerError;
+use crate::memory_api::{Limit, value};
 
 /// How far back the agents are looked for.
 const AGENTS_LOOKBACK: usize = 2_000;
@@ -68,18 +69,7 @@ pub(crate) async fn timeline(
     Params(q): Params<TimelineQuery>,
 ) -> Result<Json<Value>, ServerError> {
     let n = limit(q.limit, 500)?;
-    blocking(move || {
-        let t = m.with_agent(q.agent.as_deref()).timeline(n)?;
-        Ok(Json(serde_json::to_value(t).map_err(internal)?))
-    })
-    .await
-}
-
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub(crate) struct CompactionsQuery {
-    limit: Option<usize>,
+    blocking(move || value(&m.with_agent(q.agent.as_deref()).timeline(n)?)).await
 }
 
 #[utoipa::path(
@@ -87,19 +77,14 @@ pub(crate) struct CompactionsQuery {
     path = "/v1/projects/{project}/compactions",
     tag = "project",
     summary = "Compaction audits, newest first: what each kept, summarized and dropped, and where each original stays",
-    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), CompactionsQuery),
+    params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), Limit),
     responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
     security(("bearer" = []))
 )]
 pub(crate) async fn compactions(
     Project(m): Project,
-    Params(q): Params<CompactionsQuery>,
+    Params(q): Params<Limit>,
 ) -> Result<Json<Value>, ServerError> {
     let n = limit(q.limit, 20)?;
-    blocking(move || {
-        Ok(Json(
-            serde_json::to_value(m.compactions(n)?).map_err(internal)?,
-        ))
-    })
-    .await
+    blocking(move || value(&m.compactions(n)?)).await
 }

@@ -133,12 +133,11 @@ fn login_with(status: StatusCode, message: &str) -> Response {
 async fn project_of(state: &Arc<AppState>, token: String) -> Result<String, ServerError> {
     let state = Arc::clone(state);
     blocking(move || {
-        state.projects.tokens().project_of(&token)?.ok_or_else(|| {
-            ServerError::Unauthorized(
-                "this token is not known to the server; create one with `mnemon token create --project P`"
-                    .into(),
-            )
-        })
+        state
+            .projects
+            .tokens()
+            .project_of(&token)?
+            .ok_or_else(crate::api::unknown_token)
     })
     .await
 }
