@@ -1,0 +1,439 @@
+//! The engine's storage: state, calibration, checkpoints, compaction
+//! audits, hot-item history, the optimizer's tables, and the
+//! one-transaction [`EngineCommit`].
+
+use mnemon_core::engine::forget::{ForgetAudit, ForgetRequest, Forgotten};
+use mnemon_core::engine::{
+    Calibration, CompactionRecord, EngineCommit, EngineState, EngineStore, LiveTotals,
+    StoredCheckpoint,
+};
+use mnemon_core::memory::{HotItem, Message, Operation, Priority, StoreError, Timestamp};
+use mnemon_core::optimize::{Artifact, Replacement, Substitution, Technique};
+use tokio_postgres::Row;
+
+use crate::PgStore;
+use crate::client::Db;
+use crate::log::{MSG_COLUMNS, OP_COLUMNS, insert_operation, msg_from_row, op_from_row};
+
+const ACTION: &str = mnemon_core::engine::ACTION_KIND;
+
+const CP_COLUMNS: &str = "id, agent, session_id, trigger, created_at, json";
+
+fn checkpoint_row(r: &Row) -> StoredCheckpoint {
+    StoredCheckpoint {
+        id: r.get(0),
+        agent: r.get(1),
+        session_id: r.get(2),
+        trigger: r.get(3),
+        created_at: Timestamp(r.get(4)),
+        json: r.get(5),
+    }
+}
+
+const COMPACTION_COLUMNS: &str = "session_id, kind, created_at, input_tokens, output_tokens, audit, summary, through_op_seq, through_msg_seq";
+
+fn compaction_row(r: &Row) -> CompactionRecord {
+    let audit: String = r.get(5);
+    CompactionRecord {
+        session_id: r.get(0),
+        kind: r.get(1),
+        created_at: Timestamp(r.get(2)),
+        input_tokens: r.get::<_, i64>(3) as u64,
+        output_tokens: r.get::<_, i64>(4) as u64,
+        audit: serde_json::from_str(&audit).unwrap_or_default(),
+        summary: r.get(6),
+        through_op_seq: r.get(7),
+        through_msg_seq: r.get(8),
+    }
+}
+
+fn json_err(e: serde_json::Error) -> StoreError {
+    StoreError::Invalid(format!("cannot encode engine data: {e}"))
+}
+
+fn technique(s: &str) -> Result<Technique, StoreError> {
+    Technique::parse(s).ok_or_else(|| {
+        StoreError::Invalid(format!(
+            "unknown optimizer technique `{s}` in the database; it was written by a newer mnemon"
+        ))
+    })
+}
+
+fn lim(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+impl PgStore {
+    fn write_optimized(
+        &self,
+        db: &Db,
+        subs: &[Substitution],
+        artifacts: &[Artifact],
+        at: Timestamp,
+    ) -> Result<(), StoreError> {
+        for s in subs {
+            let (kind, text) = match &s.replacement {
+                Some(r) => (Some(r.kind.as_str()), Some(r.text.as_str())),
+                None => (None, None),
+            };
+            db.exec(
+                "INSERT INTO substitutions (project_id, op_seq, technique, kind, text, tokens, reason, original_tokens, created_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                 ON CONFLICT (project_id, op_seq) DO UPDATE SET technique = EXCLUDED.technique, kind = EXCLUDED.kind,
+                   text = EXCLUDED.text, tokens = EXCLUDED.tokens, reason = EXCLUDED.reason,
+                   original_tokens = EXCLUDED.original_tokens, created_at = EXCLUDED.created_at",
+                &[
+                    &self.project(),
+                    &s.op_seq,
+                    &s.technique.name(),
+                    &kind,
+                    &text,
+                    &(s.tokens_after() as i64),
+                    &s.reason,
+                    &(s.original_tokens as i64),
+                    &at.0,
+                ],
+            )?;
+        }
+        for a in artifacts {
+            db.exec(
+                "INSERT INTO artifacts (project_id, path, technique, content, created_at) VALUES ($1, $2, $3, $4, $5)
+                 ON CONFLICT (project_id, path) DO UPDATE SET technique = EXCLUDED.technique,
+                   content = EXCLUDED.content, created_at = EXCLUDED.created_at",
+                &[&self.project(), &a.path, &a.technique.name(), &a.content.to_string(), &at.0],
+            )?;
+        }
+        Ok(())
+    }
+
+    fn read_artifacts(&self, path: Option<&str>) -> Result<Vec<Artifact>, StoreError> {
+        let rows = self.db()?.query(
+            "SELECT path, technique, content FROM artifacts
+             WHERE project_id = $1 AND ($2::text IS NULL OR path = $2) ORDER BY path COLLATE \"C\"",
+            &[&self.project(), &path],
+        )?;
+        rows.iter()
+            .map(|r| {
+                let path: String = r.get(0);
+                let content: String = r.get(2);
+                Ok(Artifact {
+                    content: serde_json::from_str(&content).map_err(|e| {
+                        StoreError::Invalid(format!("artifact {path} is not valid JSON: {e}"))
+                    })?,
+                    technique: technique(&r.get::<_, String>(1))?,
+                    path,
+                })
+            })
+            .collect()
+    }
+}
+
+impl EngineStore for PgStore {
+    fn engine_state(&self, agent: &str) -> Result<Option<EngineState>, StoreError> {
+        let row = self.db()?.opt(
+            "SELECT version, state FROM engine_state WHERE project_id = $1 AND agent = $2",
+            &[&self.project(), &agent],
+        )?;
+        row.map(|r| {
+            let text: String = r.get(1);
+            let mut st: EngineState =
+                serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
+                    path: self.shown().to_string(),
+                    reason: format!("the engine state of agent `{agent}` does not parse: {e}"),
+                })?;
+            st.version = r.get::<_, i64>(0) as u64;
+            Ok(st)
+        })
+        .transpose()
+    }
+
+    fn calibration(&self, model: &str) -> Result<Option<Calibration>, StoreError> {
+        Ok(self
+            .db()?
+            .opt(
+                "SELECT factor_ppm, samples FROM calibration WHERE project_id = $1 AND model = $2",
+                &[&self.project(), &model],
+            )?
+            .map(|r| Calibration {
+                factor_ppm: r.get::<_, i64>(0) as u64,
+                samples: r.get::<_, i64>(1) as u64,
+            }))
+    }
+
+    fn live_totals(
+        &self,
+        session_id: &str,
+        op_seq: i64,
+        msg_seq: i64,
+    ) -> Result<LiveTotals, StoreError> {
+        let r = self.db()?.one(
+            "SELECT
+               (SELECT coalesce(sum(tokens), 0)::bigint FROM operations WHERE session_id = $1 AND seq > $2 AND kind <> $4),
+               (SELECT count(*) FROM operations WHERE session_id = $1 AND seq > $2 AND kind <> $4),
+               (SELECT coalesce(sum(tokens), 0)::bigint FROM messages WHERE session_id = $1 AND seq > $3),
+               (SELECT count(*) FROM messages WHERE session_id = $1 AND seq > $3)",
+            &[&session_id, &op_seq, &msg_seq, &ACTION],
+        )?;
+        Ok(LiveTotals {
+            op_tokens: r.get::<_, i64>(0) as u64,
+            op_count: r.get::<_, i64>(1) as u64,
+            msg_tokens: r.get::<_, i64>(2) as u64,
+            msg_count: r.get::<_, i64>(3) as u64,
+        })
+    }
+
+    fn log_heads(&self) -> Result<(i64, i64), StoreError> {
+        let r = self.db()?.one(
+            "SELECT coalesce((SELECT max(seq) FROM operations), 0), coalesce((SELECT max(seq) FROM messages), 0)",
+            &[],
+        )?;
+        Ok((r.get(0), r.get(1)))
+    }
+
+    fn operations_after(
+        &self,
+        session_id: &str,
+        op_seq: i64,
+        n: usize,
+    ) -> Result<Vec<Operation>, StoreError> {
+        let rows = self.db()?.query(
+            &format!(
+                "SELECT {OP_COLUMNS} FROM operations WHERE session_id = $1 AND seq > $2 AND kind <> $3 ORDER BY seq DESC LIMIT $4"
+            ),
+            &[&session_id, &op_seq, &ACTION, &lim(n)],
+        )?;
+        Ok(rows.iter().map(op_from_row).collect())
+    }
+
+    fn messages_after(
+        &self,
+        session_id: &str,
+        msg_seq: i64,
+        n: usize,
+    ) -> Result<Vec<Message>, StoreError> {
+        let rows = self.db()?.query(
+            &format!(
+                "SELECT {MSG_COLUMNS} FROM messages WHERE session_id = $1 AND seq > $2 ORDER BY seq DESC LIMIT $3"
+            ),
+            &[&session_id, &msg_seq, &lim(n)],
+        )?;
+        Ok(rows.iter().map(msg_from_row).collect())
+    }
+
+    fn operations_at(&self, seqs: &[i64]) -> Result<Vec<Operation>, StoreError> {
+        let rows = self.db()?.query(
+            &format!("SELECT {OP_COLUMNS} FROM operations WHERE seq = ANY($1) AND project_id = $2 ORDER BY seq"),
+            &[&seqs, &self.project()],
+        )?;
+        Ok(rows.iter().map(op_from_row).collect())
+    }
+
+    fn messages_at(&self, seqs: &[i64]) -> Result<Vec<Message>, StoreError> {
+        let rows = self.db()?.query(
+            &format!("SELECT {MSG_COLUMNS} FROM messages WHERE seq = ANY($1) AND project_id = $2 ORDER BY seq"),
+            &[&seqs, &self.project()],
+        )?;
+        Ok(rows.iter().map(msg_from_row).collect())
+    }
+
+    fn hot_item_at(&self, id: &str, version: u64) -> Result<HotItem, StoreError> {
+        self.db()?
+            .opt(
+                "SELECT i.id, i.kind, h.text, h.detail, i.parent_id, h.priority, h.status, h.agent, h.version, i.created_at, h.updated_at
+                 FROM hot_history h JOIN hot_items i ON i.id = h.item_id
+                 WHERE h.item_id = $1 AND h.version = $2 AND i.project_id = $3",
+                &[&id, &(version as i64), &self.project()],
+            )?
+            .map(|r| crate::hot::from_row(&r))
+            .ok_or_else(|| StoreError::NotFound {
+                what: "hot-context item version",
+                id: format!("{id}@{version}"),
+            })
+    }
+
+    fn checkpoint(&self, id: &str) -> Result<StoredCheckpoint, StoreError> {
+        self.db()?
+            .opt(
+                &format!("SELECT {CP_COLUMNS} FROM checkpoints WHERE id = $1 AND project_id = $2"),
+                &[&id.trim(), &self.project()],
+            )?
+            .map(|r| checkpoint_row(&r))
+            .ok_or_else(|| StoreError::NotFound {
+                what: "checkpoint",
+                id: id.to_string(),
+            })
+    }
+
+    fn checkpoints(&self, n: usize) -> Result<Vec<StoredCheckpoint>, StoreError> {
+        let rows = self.db()?.query(
+            &format!(
+                "SELECT {CP_COLUMNS} FROM checkpoints WHERE project_id = $1 ORDER BY created_at DESC, row_id DESC LIMIT $2"
+            ),
+            &[&self.project(), &lim(n)],
+        )?;
+        Ok(rows.iter().map(checkpoint_row).collect())
+    }
+
+    fn last_compaction(
+        &self,
+        session_id: &str,
+        kind: &str,
+    ) -> Result<Option<CompactionRecord>, StoreError> {
+        Ok(self
+            .db()?
+            .opt(
+                &format!(
+                    "SELECT {COMPACTION_COLUMNS} FROM compactions WHERE session_id = $1 AND kind = $2 AND project_id = $3 ORDER BY seq DESC LIMIT 1"
+                ),
+                &[&session_id, &kind, &self.project()],
+            )?
+            .map(|r| compaction_row(&r)))
+    }
+
+    fn compactions(&self, n: usize) -> Result<Vec<CompactionRecord>, StoreError> {
+        let rows = self.db()?.query(
+            &format!(
+                "SELECT {COMPACTION_COLUMNS} FROM compactions WHERE project_id = $1 ORDER BY seq DESC LIMIT $2"
+            ),
+            &[&self.project(), &lim(n)],
+        )?;
+        Ok(rows.iter().map(compaction_row).collect())
+    }
+
+    fn substitutions(&self, seqs: &[i64]) -> Result<Vec<Substitution>, StoreError> {
+        if seqs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = self.db()?.query(
+            "SELECT op_seq, technique, kind, text, tokens, reason, original_tokens
+             FROM substitutions WHERE project_id = $1 AND op_seq = ANY($2)",
+            &[&self.project(), &seqs],
+        )?;
+        rows.iter()
+            .map(|r| {
+                let kind: Option<String> = r.get(2);
+                let text: Option<String> = r.get(3);
+                Ok(Substitution {
+                    op_seq: r.get(0),
+                    technique: technique(&r.get::<_, String>(1))?,
+                    replacement: match (kind, text) {
+                        (Some(kind), Some(text)) => Some(Replacement {
+                            kind,
+                            text,
+                            tokens: r.get::<_, i64>(4) as u64,
+                        }),
+                        _ => None,
+                    },
+                    reason: r.get(5),
+                    original_tokens: r.get::<_, i64>(6) as u64,
+                })
+            })
+            .collect()
+    }
+
+    fn artifact(&self, path: &str) -> Result<Option<Artifact>, StoreError> {
+        Ok(self.read_artifacts(Some(path))?.pop())
+    }
+
+    fn artifacts(&self) -> Result<Vec<Artifact>, StoreError> {
+        self.read_artifacts(None)
+    }
+
+    fn forget(&self, req: &ForgetRequest) -> Result<Forgotten, StoreError> {
+        self.forget_targets(req)
+    }
+
+    fn forgettings(&self, limit: usize) -> Result<Vec<ForgetAudit>, StoreError> {
+        self.forget_audit(limit)
+    }
+
+    fn commit(&self, c: &EngineCommit) -> Result<Option<Operation>, StoreError> {
+        let state_json = match &c.state {
+            Some((_, st)) => Some(serde_json::to_string(st).map_err(json_err)?),
+            None => None,
+        };
+        self.write(|db| {
+            if let (Some((expected, st)), Some(text)) = (&c.state, &state_json) {
+                let changed = match expected {
+                    None => db.exec(
+                        "INSERT INTO engine_state (project_id, agent, version, state) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+                        &[&self.project(), &st.agent, &(st.version as i64), text],
+                    )?,
+                    Some(v) => db.exec(
+                        "UPDATE engine_state SET version = $3, state = $4 WHERE project_id = $1 AND agent = $2 AND version = $5",
+                        &[&self.project(), &st.agent, &(st.version as i64), text, &(*v as i64)],
+                    )?,
+                };
+                if changed == 0 {
+                    return Err(StoreError::StateConflict {
+                        agent: st.agent.clone(),
+                    });
+                }
+            }
+            if let Some((model, cal)) = &c.calibration {
+                db.exec(
+                    "INSERT INTO calibration (project_id, model, factor_ppm, samples) VALUES ($1, $2, $3, $4)
+                     ON CONFLICT (project_id, model) DO UPDATE SET factor_ppm = EXCLUDED.factor_ppm, samples = EXCLUDED.samples",
+                    &[&self.project(), model, &(cal.factor_ppm as i64), &(cal.samples as i64)],
+                )?;
+            }
+            if let Some(cp) = &c.checkpoint {
+                // Another server took this second's id between the engine's
+                // look-up and this commit: like a moved state, the action is
+                // evaluated again and picks the next id.
+                let n = db.exec(
+                    &format!(
+                        "INSERT INTO checkpoints ({CP_COLUMNS}, project_id) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING"
+                    ),
+                    &[&cp.id, &cp.agent, &cp.session_id, &cp.trigger, &cp.created_at.0, &cp.json, &self.project()],
+                )?;
+                if n == 0 {
+                    return Err(StoreError::StateConflict {
+                        agent: cp.agent.clone(),
+                    });
+                }
+            }
+            for (id, change) in &c.sessions {
+                crate::sessions::update_in(db, self, id, change)?;
+            }
+            for (kind, content) in &c.documents {
+                crate::documents::save_in(db, self, *kind, content, c.at, c.keep_versions)?;
+            }
+            if let Some(r) = &c.compaction {
+                db.exec(
+                    &format!(
+                        "INSERT INTO compactions (project_id, {COMPACTION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+                    ),
+                    &[
+                        &self.project(),
+                        &r.session_id,
+                        &r.kind,
+                        &r.created_at.0,
+                        &(r.input_tokens as i64),
+                        &(r.output_tokens as i64),
+                        &r.audit.to_string(),
+                        &r.summary,
+                        &r.through_op_seq,
+                        &r.through_msg_seq,
+                    ],
+                )?;
+            }
+            if !c.hot_restore.is_empty() {
+                for h in &c.hot_restore {
+                    db.exec(
+                        "UPDATE hot_items SET text = $2, detail = $3, priority = $4, status = $5, version = version + 1, updated_at = $6
+                         WHERE id = $1 AND project_id = $7",
+                        &[&h.id, &h.text, &h.detail, &h.priority.map(Priority::name), &h.status.name(), &c.at.0, &self.project()],
+                    )?;
+                    crate::hot::reindex(db, &h.id)?;
+                }
+                crate::hot::bump(db, self.project())?;
+            }
+            self.write_optimized(db, &c.substitutions, &c.artifacts, c.at)?;
+            match &c.operation {
+                Some(op) => insert_operation(db, self, op).map(Some),
+                None => Ok(None),
+            }
+        })
+    }
+}

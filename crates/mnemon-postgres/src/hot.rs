@@ -1,0 +1,173 @@
+//! Hot context with per-item optimistic concurrency.
+
+use mnemon_core::memory::{
+    HotContext, HotItem, HotItemChange, HotItemDraft, HotKind, HotStatus, HotStore, Priority,
+    StoreError, Timestamp,
+};
+use tokio_postgres::Row;
+
+use crate::client::Db;
+use crate::text::words;
+use crate::{PgStore, new_id, resolve_id};
+
+pub(crate) const COLUMNS: &str =
+    "id, kind, text, detail, parent_id, priority, status, agent, version, created_at, updated_at";
+
+pub(crate) fn from_row(r: &Row) -> HotItem {
+    let kind: String = r.get(1);
+    let priority: Option<String> = r.get(5);
+    let status: String = r.get(6);
+    HotItem {
+        id: r.get(0),
+        kind: HotKind::parse(&kind).unwrap_or(HotKind::Note),
+        text: r.get(2),
+        detail: r.get(3),
+        parent_id: r.get(4),
+        priority: priority.and_then(|p| p.parse::<Priority>().ok()),
+        status: HotStatus::parse(&status).unwrap_or(HotStatus::Active),
+        agent: r.get(7),
+        version: r.get::<_, i64>(8) as u64,
+        created_at: Timestamp(r.get(9)),
+        updated_at: Timestamp(r.get(10)),
+    }
+}
+
+pub(crate) fn bump(db: &Db, project: &str) -> Result<(), StoreError> {
+    db.exec(
+        "INSERT INTO hot_versions (project_id, version) VALUES ($1, 1) ON CONFLICT (project_id) DO UPDATE SET version = hot_versions.version + 1",
+        &[&project],
+    )
+    .map(|_| ())
+}
+
+/// Sets the item's index entry from its text as it now is.
+pub(crate) fn reindex(db: &Db, id: &str) -> Result<Option<HotItem>, StoreError> {
+    let Some(row) = db.opt(
+        &format!("SELECT {COLUMNS} FROM hot_items WHERE id = $1"),
+        &[&id],
+    )?
+    else {
+        return Ok(None);
+    };
+    let item = from_row(&row);
+    let indexed = words(&format!(
+        "{} {}",
+        item.text,
+        item.detail.as_deref().unwrap_or("")
+    ));
+    db.exec(
+        "UPDATE hot_items SET tsv = strip(to_tsvector('simple', $2)) WHERE id = $1",
+        &[&id, &indexed],
+    )?;
+    Ok(Some(item))
+}
+
+impl HotStore for PgStore {
+    fn hot_context(&self) -> Result<HotContext, StoreError> {
+        // One snapshot, so the version matches the items.
+        self.snapshot(|db| {
+            let version: i64 = db
+                .one(
+                    "SELECT coalesce((SELECT version FROM hot_versions WHERE project_id = $1), 0)",
+                    &[&self.project()],
+                )?
+                .get(0);
+            let items = db
+                .query(
+                    &format!(
+                        "SELECT {COLUMNS} FROM hot_items WHERE project_id = $1 AND status NOT IN ('complete', 'removed') ORDER BY seq"
+                    ),
+                    &[&self.project()],
+                )?
+                .iter()
+                .map(from_row)
+                .collect();
+            Ok(HotContext {
+                version: version as u64,
+                items,
+            })
+        })
+    }
+
+    fn add_hot_item(&self, d: &HotItemDraft) -> Result<HotItem, StoreError> {
+        let id = new_id();
+        let indexed = words(&format!("{} {}", d.text, d.detail.as_deref().unwrap_or("")));
+        self.write(|db| {
+            db.exec(
+                "INSERT INTO hot_items (id, project_id, kind, text, detail, parent_id, priority, status, agent, version, created_at, updated_at, tsv)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10, $10, strip(to_tsvector('simple', $11)))",
+                &[
+                    &id,
+                    &self.project(),
+                    &d.kind.name(),
+                    &d.text,
+                    &d.detail,
+                    &d.parent_id,
+                    &d.priority.map(Priority::name),
+                    &d.status.name(),
+                    &d.agent,
+                    &d.created_at.0,
+                    &indexed,
+                ],
+            )?;
+            bump(db, self.project())?;
+            db.one(&format!("SELECT {COLUMNS} FROM hot_items WHERE id = $1"), &[&id])
+                .map(|r| from_row(&r))
+        })
+    }
+
+    fn update_hot_item(
+        &self,
+        id: &str,
+        expected: u64,
+        c: &HotItemChange,
+        at: Timestamp,
+    ) -> Result<HotItem, StoreError> {
+        self.write(|db| {
+            let full = resolve_id(db, "hot_items", "hot-context item", self.project(), id)?;
+            let changed = db.exec(
+                "UPDATE hot_items SET text = coalesce($3, text), detail = coalesce($4, detail), priority = coalesce($5, priority),
+                 status = coalesce($6, status), agent = coalesce($7, agent), version = version + 1, updated_at = $8
+                 WHERE id = $1 AND version = $2",
+                &[
+                    &full,
+                    &(expected as i64),
+                    &c.text,
+                    &c.detail,
+                    &c.priority.map(Priority::name),
+                    &c.status.map(HotStatus::name),
+                    &c.agent,
+                    &at.0,
+                ],
+            )?;
+            if changed == 0 {
+                let item = from_row(
+                    &db.one(&format!("SELECT {COLUMNS} FROM hot_items WHERE id = $1"), &[&full])?,
+                );
+                return Err(StoreError::Conflict {
+                    what: "hot-context item",
+                    id: full,
+                    expected,
+                    actual: item.version,
+                    current: Box::new(item),
+                });
+            }
+            let item = reindex(db, &full)?.ok_or_else(|| StoreError::NotFound {
+                what: "hot-context item",
+                id: full.clone(),
+            })?;
+            bump(db, self.project())?;
+            Ok(item)
+        })
+    }
+
+    fn hot_item(&self, id: &str) -> Result<HotItem, StoreError> {
+        let db = self.db()?;
+        let full = resolve_id(&db, "hot_items", "hot-context item", self.project(), id)?;
+        db.one(
+            &format!("SELECT {COLUMNS} FROM hot_items WHERE id = $1"),
+            &[&full],
+        )
+        .map(|r| from_row(&r))
+    }
+}

@@ -1,0 +1,280 @@
+//! Operations and messages: append, read most recent first, keyword search.
+
+use mnemon_core::importance::Role;
+use mnemon_core::memory::{
+    Message, MessageDraft, MessageQuery, Operation, OperationDraft, OperationLog, OperationQuery,
+    Phase, StoreError, Timestamp,
+};
+use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
+
+use crate::client::Db;
+use crate::text::{every_word, words};
+use crate::{PgStore, limit, new_id};
+
+pub(crate) const OP_COLUMNS: &str =
+    "seq, id, session_id, agent, kind, data, tokens, phase, status, importance, pinned, created_at";
+pub(crate) const MSG_COLUMNS: &str =
+    "seq, id, session_id, role, agent, content, tokens, importance, pinned, created_at";
+
+pub(crate) fn op_from_row(r: &Row) -> Operation {
+    let data: String = r.get(5);
+    let phase: Option<String> = r.get(7);
+    Operation {
+        seq: r.get(0),
+        id: r.get(1),
+        session_id: r.get(2),
+        agent: r.get(3),
+        kind: r.get(4),
+        data: serde_json::from_str(&data).unwrap_or(serde_json::Value::String(data)),
+        tokens: r.get::<_, i64>(6) as u64,
+        phase: phase.and_then(|p| p.parse::<Phase>().ok()),
+        status: r.get(8),
+        importance: r.get(9),
+        pinned: r.get(10),
+        created_at: Timestamp(r.get(11)),
+    }
+}
+
+pub(crate) fn msg_from_row(r: &Row) -> Message {
+    let role: String = r.get(3);
+    Message {
+        seq: r.get(0),
+        id: r.get(1),
+        session_id: r.get(2),
+        role: role.parse::<Role>().unwrap_or(Role::System),
+        agent: r.get(4),
+        content: r.get(5),
+        tokens: r.get::<_, i64>(6) as u64,
+        importance: r.get(7),
+        pinned: r.get(8),
+        created_at: Timestamp(r.get(9)),
+    }
+}
+
+fn tokens_i64(tokens: u64) -> Result<i64, StoreError> {
+    i64::try_from(tokens)
+        .map_err(|_| StoreError::Invalid(format!("{tokens} tokens is more than can be stored")))
+}
+
+/// PostgreSQL's text cannot hold a NUL character; SQLite's can.
+fn no_nul(what: &str, s: &str) -> Result<(), StoreError> {
+    if s.contains('\0') {
+        return Err(StoreError::Invalid(format!(
+            "the {what} holds a NUL character, which PostgreSQL cannot store; remove it"
+        )));
+    }
+    Ok(())
+}
+
+/// Appends an operation inside the caller's transaction.
+pub(crate) fn insert_operation(
+    db: &Db,
+    store: &PgStore,
+    op: &OperationDraft,
+) -> Result<Operation, StoreError> {
+    let id = new_id();
+    let tokens = tokens_i64(op.tokens)?;
+    let data = serde_json::to_string(&op.data).map_err(|e| StoreError::Invalid(e.to_string()))?;
+    no_nul("operation's data", &data)?;
+    let indexed = words(&format!("{} {}", op.kind, data));
+    let row = db.one(
+        "INSERT INTO operations (id, project_id, session_id, agent, kind, data, tokens, phase, status, importance, pinned, created_at, tsv)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, strip(to_tsvector('simple', $13))) RETURNING seq",
+        &[
+            &id,
+            &store.project(),
+            &op.session_id,
+            &op.agent,
+            &op.kind,
+            &data,
+            &tokens,
+            &op.phase.map(Phase::name),
+            &op.status,
+            &op.importance,
+            &op.pinned,
+            &op.created_at.0,
+            &indexed,
+        ],
+    )?;
+    let seq: i64 = row.get(0);
+    if let Some(session) = &op.session_id {
+        db.exec(
+            "UPDATE sessions SET operation_count = operation_count + 1, tokens = tokens + $2, last_activity = greatest(last_activity, $3) WHERE id = $1",
+            &[session, &tokens, &op.created_at.0],
+        )?;
+    }
+    Ok(Operation {
+        id,
+        seq,
+        session_id: op.session_id.clone(),
+        agent: op.agent.clone(),
+        kind: op.kind.clone(),
+        data: op.data.clone(),
+        tokens: op.tokens,
+        phase: op.phase,
+        status: op.status.clone(),
+        importance: op.importance,
+        pinned: op.pinned,
+        created_at: op.created_at,
+    })
+}
+
+/// The filters both logs' queries share.
+struct LogFilter<'q> {
+    table: &'static str,
+    session_id: Option<&'q String>,
+    kind: Option<&'q String>,
+    keywords: Option<&'q String>,
+}
+
+/// `SELECT columns FROM table WHERE ...` and its arguments; `None` when the
+/// keywords hold nothing searchable.
+fn log_filter(
+    store: &PgStore,
+    columns: &str,
+    f: LogFilter<'_>,
+) -> Option<(String, Vec<Box<dyn ToSql + Sync + Send>>)> {
+    let table = f.table;
+    let mut sql = format!("SELECT {columns} FROM {table} WHERE project_id = $1");
+    let mut args: Vec<Box<dyn ToSql + Sync + Send>> = vec![Box::new(store.project().to_string())];
+    if let Some(s) = f.session_id {
+        args.push(Box::new(s.clone()));
+        sql.push_str(&format!(" AND session_id = ${}", args.len()));
+    }
+    if let Some(k) = f.kind {
+        args.push(Box::new(k.clone()));
+        sql.push_str(&format!(" AND kind = ${}", args.len()));
+    }
+    if let Some(w) = f.keywords {
+        args.push(Box::new(every_word(w)?));
+        sql.push_str(&format!(
+            " AND tsv @@ to_tsquery('simple', ${})",
+            args.len()
+        ));
+    }
+    Some((sql, args))
+}
+
+fn refs(args: &[Box<dyn ToSql + Sync + Send>]) -> Vec<&(dyn ToSql + Sync)> {
+    args.iter()
+        .map(|a| a.as_ref() as &(dyn ToSql + Sync))
+        .collect()
+}
+
+fn op_filter(
+    store: &PgStore,
+    columns: &str,
+    q: &OperationQuery,
+) -> Option<(String, Vec<Box<dyn ToSql + Sync + Send>>)> {
+    log_filter(
+        store,
+        columns,
+        LogFilter {
+            table: "operations",
+            session_id: q.session_id.as_ref(),
+            kind: q.kind.as_ref(),
+            keywords: q.keywords.as_ref(),
+        },
+    )
+}
+
+impl OperationLog for PgStore {
+    fn append_operation(&self, op: &OperationDraft) -> Result<Operation, StoreError> {
+        self.write(|db| insert_operation(db, self, op))
+    }
+
+    fn append_message(&self, m: &MessageDraft) -> Result<Message, StoreError> {
+        let id = new_id();
+        let tokens = tokens_i64(m.tokens)?;
+        no_nul("message", &m.content)?;
+        let indexed = words(&m.content);
+        self.write(|db| {
+            let row = db.one(
+                "INSERT INTO messages (id, project_id, session_id, role, agent, content, tokens, importance, pinned, created_at, tsv)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, strip(to_tsvector('simple', $11))) RETURNING seq",
+                &[
+                    &id,
+                    &self.project(),
+                    &m.session_id,
+                    &m.role.name(),
+                    &m.agent,
+                    &m.content,
+                    &tokens,
+                    &m.importance,
+                    &m.pinned,
+                    &m.created_at.0,
+                    &indexed,
+                ],
+            )?;
+            let seq: i64 = row.get(0);
+            if let Some(session) = &m.session_id {
+                db.exec(
+                    "UPDATE sessions SET message_count = message_count + 1, tokens = tokens + $2, last_activity = greatest(last_activity, $3) WHERE id = $1",
+                    &[session, &tokens, &m.created_at.0],
+                )?;
+            }
+            Ok(Message {
+                id: id.clone(),
+                seq,
+                session_id: m.session_id.clone(),
+                role: m.role,
+                agent: m.agent.clone(),
+                content: m.content.clone(),
+                tokens: m.tokens,
+                importance: m.importance,
+                pinned: m.pinned,
+                created_at: m.created_at,
+            })
+        })
+    }
+
+    fn operations(&self, q: &OperationQuery) -> Result<Vec<Operation>, StoreError> {
+        let Some((mut sql, mut args)) = op_filter(self, OP_COLUMNS, q) else {
+            return Ok(Vec::new());
+        };
+        args.push(Box::new(limit(q.limit)));
+        sql.push_str(&format!(" ORDER BY seq DESC LIMIT ${}", args.len()));
+        let rows = self.db()?.query(&sql, &refs(&args))?;
+        Ok(rows.iter().map(op_from_row).collect())
+    }
+
+    fn count_operations(&self, q: &OperationQuery) -> Result<u64, StoreError> {
+        let Some((sql, args)) = op_filter(self, "count(*)", q) else {
+            return Ok(0);
+        };
+        let n: i64 = self.db()?.one(&sql, &refs(&args))?.get(0);
+        let n = n as u64;
+        Ok(q.limit.map_or(n, |l| n.min(l as u64)))
+    }
+
+    fn messages(&self, q: &MessageQuery) -> Result<Vec<Message>, StoreError> {
+        let filter = LogFilter {
+            table: "messages",
+            session_id: q.session_id.as_ref(),
+            kind: None,
+            keywords: q.keywords.as_ref(),
+        };
+        let Some((mut sql, mut args)) = log_filter(self, MSG_COLUMNS, filter) else {
+            return Ok(Vec::new());
+        };
+        args.push(Box::new(limit(q.limit)));
+        sql.push_str(&format!(" ORDER BY seq DESC LIMIT ${}", args.len()));
+        let rows = self.db()?.query(&sql, &refs(&args))?;
+        Ok(rows.iter().map(msg_from_row).collect())
+    }
+
+    fn operation(&self, id: &str) -> Result<Operation, StoreError> {
+        let db = self.db()?;
+        let full = crate::resolve_id(&db, "operations", "operation", self.project(), id)?;
+        db.opt(
+            &format!("SELECT {OP_COLUMNS} FROM operations WHERE id = $1"),
+            &[&full],
+        )?
+        .map(|r| op_from_row(&r))
+        .ok_or_else(|| StoreError::NotFound {
+            what: "operation",
+            id: id.to_string(),
+        })
+    }
+}

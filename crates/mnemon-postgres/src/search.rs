@@ -1,0 +1,204 @@
+//! Full-text search over every tier, for retrieval and `mnemon search`.
+
+use mnemon_core::assemble::retrieve::{Hit, HitSource, SearchStore};
+use mnemon_core::memory::{StoreError, Timestamp, data_text};
+use tokio_postgres::Row;
+
+use crate::PgStore;
+use crate::text::any_word;
+
+/// One index: the table, its key, what to select (id, label, body, then
+/// time and importance) and which rows count.
+pub(crate) struct Source {
+    kind: HitSource,
+    pub(crate) table: &'static str,
+    pub(crate) key: &'static str,
+    id_label_body: &'static str,
+    at_importance: &'static str,
+    /// Which rows retrieval may return; `$1` is the project.
+    pub(crate) filter: &'static str,
+}
+
+const SOURCES: [Source; 6] = [
+    Source {
+        kind: HitSource::Operation,
+        table: "operations o",
+        key: "o.seq",
+        id_label_body: "'o' || o.seq, o.kind, o.data",
+        at_importance: "o.created_at, o.importance",
+        filter: "o.project_id = $1 AND o.kind <> 'context_action'",
+    },
+    Source {
+        kind: HitSource::Message,
+        table: "messages m",
+        key: "m.seq",
+        id_label_body: "'m' || m.seq, m.role, m.content",
+        at_importance: "m.created_at, m.importance",
+        filter: "m.project_id = $1",
+    },
+    Source {
+        kind: HitSource::Decision,
+        table: "decisions d",
+        key: "d.seq",
+        id_label_body: "d.id, d.title, (d.record::jsonb) ->> 'decision'",
+        at_importance: "d.created_at, 1.0::float8",
+        filter: "d.project_id = $1",
+    },
+    Source {
+        kind: HitSource::Hot,
+        table: "hot_items h",
+        key: "h.seq",
+        id_label_body: "'hot:' || h.id, h.kind, h.text || coalesce(' — ' || h.detail, '')",
+        at_importance: "h.updated_at, 1.0::float8",
+        filter: "h.project_id = $1 AND h.status NOT IN ('complete', 'removed')",
+    },
+    Source {
+        kind: HitSource::Entity,
+        table: "entities e",
+        key: "e.row_id",
+        id_label_body: "'#' || e.number, e.kind, e.title || coalesce(': ' || e.description, '') || ' (' || e.status || ')'",
+        at_importance: "e.updated_at, 0.6::float8",
+        filter: "e.project_id = $1 AND e.deleted_at IS NULL",
+    },
+    Source {
+        kind: HitSource::Document,
+        table: "documents d",
+        key: "d.row_id",
+        id_label_body: "'doc:' || d.kind, d.kind, d.content",
+        at_importance: "d.created_at, 0.6::float8",
+        filter: "d.project_id = $1 AND d.version = (SELECT max(version) FROM documents x WHERE x.project_id = d.project_id AND x.kind = d.kind)",
+    },
+];
+
+impl Source {
+    #[allow(
+        clippy::expect_used,
+        reason = "invariants of this function, not outside input: every source has an index"
+    )]
+    pub(crate) fn of(kind: HitSource) -> &'static Source {
+        SOURCES
+            .iter()
+            .find(|s| s.kind == kind)
+            .expect("every source has an index")
+    }
+
+    fn alias(&self) -> &'static str {
+        self.key.split('.').next().unwrap_or("")
+    }
+
+    /// `$1` the project, `$2` the query, `$3` the limit. The score is
+    /// PostgreSQL's `ts_rank`, negated so that lower is better, as SQLite's
+    /// `bm25()` orders.
+    fn sql(&self) -> String {
+        let a = self.alias();
+        format!(
+            "SELECT {}, -ts_rank({a}.tsv, q)::float8 AS score, {}, {key}
+             FROM {}, to_tsquery('simple', $2) q
+             WHERE {a}.tsv @@ q AND {} ORDER BY score, {key} DESC LIMIT $3",
+            self.id_label_body,
+            self.at_importance,
+            self.table,
+            self.filter,
+            key = self.key,
+        )
+    }
+
+    fn records_sql(&self) -> String {
+        format!(
+            "SELECT {}, 0.0::float8, {}, {key} FROM {} WHERE {key} = ANY($2) AND {}",
+            self.id_label_body,
+            self.at_importance,
+            self.table,
+            self.filter,
+            key = self.key,
+        )
+    }
+
+    /// One row as a hit, its text as retrieval shows it.
+    fn hit(&self, r: &Row) -> Hit {
+        let id: String = r.get(0);
+        let label: String = r.get(1);
+        let body: Option<String> = r.get(2);
+        let body = body.unwrap_or_default();
+        let text = match self.kind {
+            // Stored data is serde's compact JSON, which is what
+            // `data_text` prints for anything but a string.
+            HitSource::Operation if body.starts_with('"') => {
+                let data = serde_json::from_str(&body).unwrap_or(serde_json::Value::String(body));
+                format!("{label}: {}", data_text(&data))
+            }
+            HitSource::Operation => format!("{label}: {body}"),
+            HitSource::Message => body,
+            HitSource::Decision => format!("{label}: {body}"),
+            HitSource::Document => body,
+            HitSource::Hot | HitSource::Entity => format!("{label}: {body}"),
+        };
+        Hit {
+            source: self.kind,
+            id,
+            text,
+            bm25: r.get(3),
+            at: Timestamp(r.get(4)),
+            importance: r.get(5),
+            row: r.get(6),
+        }
+    }
+}
+
+impl SearchStore for PgStore {
+    fn last_row(&self, source: HitSource) -> Result<u64, StoreError> {
+        let src = Source::of(source);
+        let last: Option<i64> = self
+            .db()?
+            .one(&format!("SELECT max({}) FROM {}", src.key, src.table), &[])?
+            .get(0);
+        Ok(last.unwrap_or(0).max(0) as u64)
+    }
+
+    fn search(
+        &self,
+        query: &str,
+        limit: usize,
+        sources: &[HitSource],
+    ) -> Result<Vec<Hit>, StoreError> {
+        let Some(q) = any_word(query) else {
+            return Ok(Vec::new());
+        };
+        let db = self.db()?;
+        let n = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut hits = Vec::new();
+        for src in SOURCES.iter().filter(|s| sources.contains(&s.kind)) {
+            let rows = db.query(&src.sql(), &[&self.project(), &q, &n])?;
+            hits.extend(rows.iter().map(|r| src.hit(r)));
+        }
+        Ok(hits)
+    }
+
+    fn postings(&self, source: HitSource, term: &str, cap: usize) -> Result<Vec<i64>, StoreError> {
+        let Some(q) = any_word(term) else {
+            return Ok(Vec::new());
+        };
+        let src = Source::of(source);
+        let sql = format!(
+            "SELECT {key} FROM {} WHERE {a}.tsv @@ to_tsquery('simple', $1) ORDER BY {key} DESC LIMIT $2",
+            src.table,
+            key = src.key,
+            a = src.alias(),
+        );
+        let rows = self
+            .db()?
+            .query(&sql, &[&q, &i64::try_from(cap).unwrap_or(i64::MAX)])?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    fn records(&self, source: HitSource, rows: &[i64]) -> Result<Vec<Hit>, StoreError> {
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        let src = Source::of(source);
+        let found = self
+            .db()?
+            .query(&src.records_sql(), &[&self.project(), &rows])?;
+        Ok(found.iter().map(|r| src.hit(r)).collect())
+    }
+}

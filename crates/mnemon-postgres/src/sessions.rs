@@ -1,0 +1,130 @@
+//! Sessions (tier 2).
+
+use mnemon_core::memory::{
+    Session, SessionChange, SessionStatus, SessionStore, StoreError, Timestamp,
+};
+use tokio_postgres::Row;
+
+use crate::client::Db;
+use crate::{PgStore, new_id, resolve_id};
+
+const COLUMNS: &str = "id, title, agent, status, started_at, ended_at, summary, operation_count, message_count, tokens, last_activity";
+
+fn from_row(r: &Row) -> Session {
+    let status: String = r.get(3);
+    Session {
+        id: r.get(0),
+        title: r.get(1),
+        agent: r.get(2),
+        status: SessionStatus::parse(&status).unwrap_or(SessionStatus::Ended),
+        started_at: Timestamp(r.get(4)),
+        ended_at: r.get::<_, Option<i64>>(5).map(Timestamp),
+        summary: r.get(6),
+        operation_count: r.get::<_, i64>(7) as u64,
+        message_count: r.get::<_, i64>(8) as u64,
+        tokens: r.get::<_, i64>(9) as u64,
+        last_activity: Timestamp(r.get(10)),
+    }
+}
+
+fn by_id(db: &Db, id: &str) -> Result<Session, StoreError> {
+    db.one(
+        &format!("SELECT {COLUMNS} FROM sessions WHERE id = $1"),
+        &[&id],
+    )
+    .map(|r| from_row(&r))
+}
+
+/// Updates a session inside the caller's transaction.
+pub(crate) fn update_in(
+    db: &Db,
+    store: &PgStore,
+    id: &str,
+    c: &SessionChange,
+) -> Result<Session, StoreError> {
+    let full = resolve_id(db, "sessions", "session", store.project(), id)?;
+    db.exec(
+        "UPDATE sessions SET status = coalesce($2, status), title = coalesce($3, title), summary = coalesce($4, summary),
+         ended_at = CASE WHEN $2 = 'active' THEN NULL ELSE coalesce($5, ended_at) END WHERE id = $1",
+        &[
+            &full,
+            &c.status.map(SessionStatus::name),
+            &c.title,
+            &c.summary,
+            &c.ended_at.map(|t| t.0),
+        ],
+    )?;
+    by_id(db, &full)
+}
+
+fn insert_in(
+    db: &Db,
+    store: &PgStore,
+    id: &str,
+    title: Option<&str>,
+    agent: &str,
+    at: Timestamp,
+) -> Result<Session, StoreError> {
+    db.exec(
+        "INSERT INTO sessions (id, project_id, title, agent, status, started_at, last_activity) VALUES ($1, $2, $3, $4, 'active', $5, $5)",
+        &[&id, &store.project(), &title, &agent, &at.0],
+    )?;
+    by_id(db, id)
+}
+
+fn active_in(db: &Db, store: &PgStore, agent: &str) -> Result<Option<Session>, StoreError> {
+    Ok(db
+        .opt(
+            &format!(
+                "SELECT {COLUMNS} FROM sessions WHERE project_id = $1 AND agent = $2 AND status = 'active' ORDER BY started_at DESC, row_id DESC LIMIT 1"
+            ),
+            &[&store.project(), &agent],
+        )?
+        .map(|r| from_row(&r)))
+}
+
+impl SessionStore for PgStore {
+    fn create_session(
+        &self,
+        id_hint: Option<&str>,
+        title: Option<&str>,
+        agent: &str,
+        at: Timestamp,
+    ) -> Result<Session, StoreError> {
+        let id = id_hint.map_or_else(new_id, str::to_string);
+        self.write(|db| insert_in(db, self, &id, title, agent, at))
+    }
+
+    fn session(&self, id: &str) -> Result<Session, StoreError> {
+        let db = self.db()?;
+        let full = resolve_id(&db, "sessions", "session", self.project(), id)?;
+        by_id(&db, &full)
+    }
+
+    fn sessions(&self, limit: usize) -> Result<Vec<Session>, StoreError> {
+        let rows = self.db()?.query(
+            &format!(
+                "SELECT {COLUMNS} FROM sessions WHERE project_id = $1 ORDER BY last_activity DESC, started_at DESC LIMIT $2"
+            ),
+            &[&self.project(), &crate::limit(Some(limit))],
+        )?;
+        Ok(rows.iter().map(from_row).collect())
+    }
+
+    fn update_session(&self, id: &str, c: &SessionChange) -> Result<Session, StoreError> {
+        self.write(|db| update_in(db, self, id, c))
+    }
+
+    fn active_session(&self, agent: &str) -> Result<Option<Session>, StoreError> {
+        active_in(&self.db()?, self, agent)
+    }
+
+    fn active_or_new_session(&self, agent: &str, at: Timestamp) -> Result<Session, StoreError> {
+        // The write lock is taken before the read, so a second server
+        // waits here and then finds the first one's session.
+        self.write(|db| match active_in(db, self, agent)? {
+            Some(s) => Ok(s),
+            None => insert_in(db, self, &new_id(), None, agent, at),
+        })
+    }
+}

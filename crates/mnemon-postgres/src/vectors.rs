@@ -1,0 +1,130 @@
+//! Stored sentence-embedding vectors, for retrieval by meaning.
+
+use mnemon_core::assemble::retrieve::HitSource;
+use mnemon_core::assemble::semantic::{Quantized, StoredVector, VectorStore};
+use mnemon_core::memory::StoreError;
+
+use crate::PgStore;
+use crate::search::Source;
+
+fn source_name(s: HitSource) -> Result<&'static str, StoreError> {
+    match s {
+        HitSource::Operation => Ok("operation"),
+        HitSource::Message => Ok("message"),
+        other => Err(StoreError::Invalid(format!(
+            "vectors are kept for operations and messages, not {other:?} records"
+        ))),
+    }
+}
+
+fn source_of(name: &str) -> Option<HitSource> {
+    match name {
+        "operation" => Some(HitSource::Operation),
+        "message" => Some(HitSource::Message),
+        _ => None,
+    }
+}
+
+/// The records of `source` (of this project, that retrieval can show) above
+/// `$2` with no vector of model `$3`.
+fn unembedded_sql(source: HitSource, select: &str, tail: &str) -> Result<String, StoreError> {
+    let src = Source::of(source);
+    let name = source_name(source)?;
+    Ok(format!(
+        "SELECT {select} FROM {table} WHERE {key} > $2 AND {filter} AND NOT EXISTS
+           (SELECT 1 FROM vectors v WHERE v.model = $3 AND v.source = '{name}' AND v.record = {key})
+         {tail}",
+        table = src.table,
+        key = src.key,
+        filter = src.filter,
+    ))
+}
+
+impl VectorStore for PgStore {
+    fn put_vectors(&self, model: &str, vectors: &[StoredVector]) -> Result<(), StoreError> {
+        self.write(|db| {
+            for v in vectors {
+                let source = source_name(v.source)?;
+                let chunk = i64::from(v.chunk);
+                // Deleted and inserted again, so a replaced vector gets a
+                // new `seq` and readers see it as new.
+                db.exec(
+                    "DELETE FROM vectors WHERE model = $1 AND source = $2 AND record = $3 AND chunk = $4",
+                    &[&model, &source, &v.row, &chunk],
+                )?;
+                db.exec(
+                    "INSERT INTO vectors (model, source, record, chunk, scale, vector) VALUES ($1, $2, $3, $4, $5, $6)",
+                    &[
+                        &model,
+                        &source,
+                        &v.row,
+                        &chunk,
+                        &f64::from(v.vector.scale),
+                        &v.vector.bytes(),
+                    ],
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    fn vectors_since(
+        &self,
+        model: &str,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<(i64, StoredVector)>, StoreError> {
+        let rows = self.db()?.query(
+            "SELECT seq, source, record, chunk, scale, vector FROM vectors
+             WHERE model = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+            &[&model, &after, &i64::try_from(limit).unwrap_or(i64::MAX)],
+        )?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| {
+                let source = source_of(&r.get::<_, String>(1))?;
+                let scale: f64 = r.get(4);
+                let bytes: &[u8] = r.get(5);
+                Some((
+                    r.get::<_, i64>(0),
+                    StoredVector {
+                        source,
+                        row: r.get(2),
+                        chunk: u32::try_from(r.get::<_, i64>(3)).ok()?,
+                        vector: Quantized::from_bytes(scale as f32, bytes),
+                    },
+                ))
+            })
+            .collect())
+    }
+
+    fn unembedded(
+        &self,
+        model: &str,
+        source: HitSource,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<i64>, StoreError> {
+        let key = Source::of(source).key;
+        let sql = unembedded_sql(source, key, &format!("ORDER BY {key} LIMIT $4"))?;
+        let rows = self.db()?.query(
+            &sql,
+            &[
+                &self.project(),
+                &after,
+                &model,
+                &i64::try_from(limit).unwrap_or(i64::MAX),
+            ],
+        )?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    fn unembedded_count(&self, model: &str, source: HitSource) -> Result<u64, StoreError> {
+        let sql = unembedded_sql(source, "count(*)", "")?;
+        let n: i64 = self
+            .db()?
+            .one(&sql, &[&self.project(), &0i64, &model])?
+            .get(0);
+        Ok(n.max(0) as u64)
+    }
+}
