@@ -163,10 +163,8 @@ fn split_pgpass(line: &str) -> Vec<String> {
     while let Some(c) = chars.next() {
         match c {
             '\\' => {
-                if let Some(n) = chars.next() {
-                    if let Some(s) = out.last_mut() {
-                        s.push(n);
-                    }
+                if let (Some(n), Some(s)) = (chars.next(), out.last_mut()) {
+                    s.push(n);
                 }
             }
             ':' if out.len() < 5 => out.push(String::new()),
