@@ -230,6 +230,16 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:7878", value_name = "ADDR")]
     pub listen: std::net::SocketAddr,
+    /// Keep the memory in this PostgreSQL database instead of .mnemon/mnemon.db, shared with
+    /// every server and CLI pointed at it (same as `[storage] url`; the password comes from
+    /// PGPASSWORD or ~/.pgpass). Projects other than `default` get schemas of their own.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "MNEMON_STORAGE__URL",
+        hide_env_values = true
+    )]
+    pub database: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -25,6 +25,7 @@ mod error;
 mod forget;
 mod hot;
 mod log;
+mod maintenance;
 mod migrate;
 mod search;
 mod sessions;
@@ -40,6 +41,7 @@ use mnemon_core::memory::{Store, StoreError};
 
 pub use client::Db;
 pub use cluster::{Cluster, ClusterError, ClusterOptions};
+pub use maintenance::Health;
 pub use migrate::LATEST_SCHEMA;
 
 /// Connections one store keeps open at most.

@@ -56,6 +56,23 @@ impl Projects {
         }
     }
 
+    /// How `name` is opened. Projects other than `default` that share the
+    /// server's PostgreSQL database (`--database`) get a schema of their
+    /// own, `project_<name>`, unless the environment names one.
+    fn opts_for(&self, name: &str) -> OpenOptions {
+        let env = self.opts.env();
+        if name == DEFAULT
+            || env.get("MNEMON_STORAGE__URL").is_none()
+            || env.get("MNEMON_STORAGE__SCHEMA").is_some()
+        {
+            return self.opts.clone();
+        }
+        let mut schema = format!("project_{}", name.to_ascii_lowercase().replace('-', "_"));
+        schema.truncate(63);
+        let env = env.clone().with("MNEMON_STORAGE__SCHEMA", &schema);
+        self.opts.clone().environment(env)
+    }
+
     /// The handle of `name`, opened on first use and kept.
     pub fn get(&self, name: &str) -> Result<Mnemon, ServerError> {
         if let Some(m) = self
@@ -73,7 +90,7 @@ impl Projects {
                 "no project `{name}` on this server; create it with `mnemon token create --project {name}`"
             )));
         }
-        let m = self.opts.clone().open(&dir)?;
+        let m = self.opts_for(name).open(&dir)?;
         let mut open = self.open.write().unwrap_or_else(|p| p.into_inner());
         Ok(open.entry(name.to_string()).or_insert(m).clone())
     }

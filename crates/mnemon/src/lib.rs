@@ -53,6 +53,7 @@ mod maintenance;
 mod reads;
 mod settings;
 mod status;
+mod store;
 pub mod timeline;
 mod views;
 mod writes;
@@ -92,15 +93,17 @@ pub use mnemon_core::memory::{
 use mnemon_core::engine::Engine;
 use mnemon_core::memory::{Clock, Memory};
 use mnemon_core::setup::Setup;
+use mnemon_postgres::PgStore;
 use mnemon_sqlite::SqliteStore;
 
-/// The store every project of this build uses. A PostgreSQL backend will
-/// join it behind the same storage traits.
-pub type ProjectStore = SqliteStore;
+pub use store::AnyStore;
+
+/// The store of a project: its SQLite file, or PostgreSQL (`[storage] url`).
+pub type ProjectStore = AnyStore;
 /// The engine of one agent over the project's store.
-pub type ProjectEngine = Engine<SqliteStore>;
+pub type ProjectEngine = Engine<AnyStore>;
 /// The memory rules over the project's store.
-pub type ProjectMemory = Memory<SqliteStore>;
+pub type ProjectMemory = Memory<AnyStore>;
 
 /// Connections of a file-backed project.
 #[derive(Debug)]
@@ -127,6 +130,9 @@ enum Backend {
     File(PathBuf, Mutex<Pool>),
     /// One in-memory database shared by every agent of the handle.
     Memory(SqliteStore),
+    /// A PostgreSQL database (`[storage] url`): one pool of connections,
+    /// shared by every agent of the handle.
+    Postgres(PgStore),
 }
 
 struct Inner {
@@ -250,6 +256,11 @@ impl OpenOptions {
         let Some(dir) = settings.dir() else {
             return Err(Error::NoProject(settings.root().display().to_string()));
         };
+        let storage = settings.loaded().config.storage.clone();
+        if let Some(url) = storage.url.as_deref().filter(|u| !u.trim().is_empty()) {
+            let store = open_postgres(url, storage.schema.as_deref())?;
+            return self.build(settings, Backend::Postgres(store));
+        }
         let db = dir.join(DB_NAME);
         let expected = identity::expected(dir, &db)?;
         // Opening migrates a new database once, whoever else opens it.
@@ -304,6 +315,23 @@ impl OpenOptions {
             agent: self.agent,
         })
     }
+}
+
+/// Opens the PostgreSQL store `url` names, its password (when the URL has
+/// none) from `PGPASSWORD` or the `.pgpass` file (`PGPASSFILE`, else
+/// `~/.pgpass`), as libpq finds it.
+pub fn open_postgres(url: &str, schema: Option<&str>) -> Result<PgStore> {
+    let mut target = mnemon_postgres::Target::parse(url)?;
+    if let Some(s) = schema {
+        target = target.schema(s);
+    }
+    let pgpass = std::env::var_os("PGPASSFILE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pgpass")))
+        .and_then(|p| std::fs::read_to_string(p).ok());
+    let env_password = std::env::var("PGPASSWORD").ok();
+    let target = target.with_password_from(env_password.as_deref(), pgpass.as_deref());
+    Ok(PgStore::connect(target)?)
 }
 
 impl Mnemon {
@@ -364,6 +392,7 @@ impl Mnemon {
     fn new_engine(&self) -> Result<ProjectEngine> {
         let inner = &self.inner;
         let store = match &inner.backend {
+            Backend::Postgres(pg) => AnyStore::Postgres(pg.clone()),
             Backend::File(path, pool) => {
                 let mut pool = pool.lock().unwrap_or_else(|p| p.into_inner());
                 let turn = pool.handed;
@@ -375,9 +404,9 @@ impl Mnemon {
                     pool.stores[turn % pool.stores.len()].clone()
                 };
                 pool.handed += 1;
-                store
+                AnyStore::Sqlite(store)
             }
-            Backend::Memory(store) => store.clone(),
+            Backend::Memory(store) => AnyStore::Sqlite(store.clone()),
         };
         let setup = &inner.setup;
         let counter = inner.settings.counter(&setup.tokenizer)?;

@@ -59,6 +59,13 @@ impl Environment {
         Ok(Environment { vars: out })
     }
 
+    /// These variables with `key` set to `value` (replacing it if set).
+    pub fn with(mut self, key: &str, value: &str) -> Environment {
+        self.vars.retain(|(k, _)| k != key);
+        self.vars.push((key.to_string(), value.to_string()));
+        self
+    }
+
     /// The value of one `MNEMON_*` variable.
     pub fn get(&self, key: &str) -> Option<&str> {
         self.vars

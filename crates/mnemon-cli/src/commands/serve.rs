@@ -12,9 +12,17 @@ pub fn serve(g: &Global, a: &ServeArgs) -> Result<()> {
     if project.dir.is_none() {
         bail!("no .mnemon/ here or in any parent directory; run `mnemon init` first");
     }
+    let mut open = mnemon::OpenOptions::from_process_env()?;
+    if let Some(url) = &a.database {
+        let env = open.env().clone().with("MNEMON_STORAGE__URL", url);
+        open = open.environment(env);
+        // Connect (and create the tables) now: a wrong URL or password is
+        // reported before the server says it listens.
+        open.clone().open(project.settings().root())?;
+    }
     let opts = mnemon_server::ServeOptions {
         root: project.settings().root().to_path_buf(),
-        open: mnemon::OpenOptions::from_process_env()?,
+        open,
     };
     mnemon_server::run(a.listen, opts)?;
     Ok(())

@@ -33,6 +33,9 @@ pub struct Config {
     pub redaction: RedactionSection,
     /// Retrieval by meaning, with a sentence-embedding model.
     pub embeddings: EmbeddingsSection,
+    /// Where the project's memory is kept: `.mnemon/mnemon.db`, or a
+    /// PostgreSQL database shared by several machines.
+    pub storage: StorageSection,
     /// Extra models, or overrides of built-in ones, by id.
     pub models: BTreeMap<String, ModelOverride>,
     /// Extra chat framings, or overrides of built-in ones, by name.
@@ -159,6 +162,22 @@ impl Default for RedactionSection {
             patterns: Vec::new(),
         }
     }
+}
+
+/// `[storage]`: unset, the embedded SQLite file `.mnemon/mnemon.db`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StorageSection {
+    /// A PostgreSQL connection URL (`postgres://USER@HOST:PORT/DATABASE`).
+    /// The password comes from `PGPASSWORD` or `~/.pgpass`, so the URL can
+    /// be shared without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The PostgreSQL schema the project's tables live in (default: the
+    /// connection's, usually `public`); several projects share a database
+    /// in schemas of their own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
 }
 
 /// Where sentence embeddings come from.

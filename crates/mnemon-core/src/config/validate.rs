@@ -247,6 +247,7 @@ pub(crate) fn validate(c: &Config, is_set: &dyn Fn(&str) -> bool) -> Vec<Violati
 
     llm(&mut k, &c.llm);
     embeddings(&mut k, &c.embeddings);
+    storage(&mut k, &c.storage);
     for (i, p) in c.redaction.patterns.iter().enumerate() {
         if p.name.trim().is_empty() {
             k.fail(
@@ -496,6 +497,40 @@ fn llm(k: &mut Check<'_>, l: &crate::config::LlmSection) {
     );
     if l.retries > 10 {
         k.fail("llm.retries", l.retries, "0 to 10 retries");
+    }
+}
+
+fn storage(k: &mut Check<'_>, s: &super::schema::StorageSection) {
+    if let Some(url) = s.url.as_deref() {
+        let url = url.trim();
+        let ok = url.starts_with("postgres://")
+            || url.starts_with("postgresql://")
+            || url.contains("host=")
+            || url.contains("dbname=");
+        if !ok {
+            // The value is not echoed: it may hold a password.
+            k.fail(
+                "storage.url",
+                "not a PostgreSQL URL",
+                "postgres://USER@HOST:PORT/DATABASE (the password in PGPASSWORD or ~/.pgpass); remove the setting to keep .mnemon/mnemon.db",
+            );
+        }
+    }
+    if let Some(schema) = s.schema.as_deref() {
+        let plain = !schema.is_empty()
+            && schema.len() <= 63
+            && schema
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+            && !schema.starts_with(|c: char| c.is_ascii_digit())
+            && !schema.starts_with("pg_");
+        if !plain {
+            k.fail(
+                "storage.schema",
+                schema,
+                "lower-case letters, digits and _, not starting with a digit or pg_",
+            );
+        }
     }
 }
 

@@ -1,0 +1,197 @@
+//! Two `mnemon serve` processes, as on two machines (each its own project
+//! directory and tokens), sharing one PostgreSQL database: every record of
+//! every client is stored once, entity numbers are unique and gapless, and
+//! the CLI on either machine reads what both wrote.
+//!
+//! The database is a throwaway cluster from the machine's PostgreSQL
+//! binaries (skipped without them unless MNEMON_REQUIRE_POSTGRES is set).
+//! MNEMON_PG_LOAD=CLIENTSxRECORDS runs it at another size: the issue's load
+//! test is `MNEMON_PG_LOAD=8x1000`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
+mod common;
+
+use std::io::{BufRead, Read, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use mnemon_postgres::{Cluster, ClusterError, ClusterOptions, PgStore};
+
+fn cluster() -> Option<Cluster> {
+    match Cluster::start_with(ClusterOptions {
+        fsync: true,
+        ..ClusterOptions::default()
+    }) {
+        Ok(c) => Some(c),
+        Err(ClusterError::NoBinaries) if std::env::var_os("MNEMON_REQUIRE_POSTGRES").is_none() => {
+            eprintln!("skipped: no PostgreSQL binaries on this machine");
+            None
+        }
+        Err(e) => panic!("cannot start a throwaway PostgreSQL cluster: {e}"),
+    }
+}
+
+fn post(addr: &str, token: &str, path: &str, body: &str) -> String {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.write_all(
+        format!(
+            "POST /v1/projects/default/{path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+/// `mnemon serve --database URL` in `dir`, with its address.
+fn serve(dir: &Path, url: &str) -> common::Served {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mnemon"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--database", url])
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("MNEMON_STORAGE__URL")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string();
+    common::Served { child, addr }
+}
+
+fn size() -> (usize, usize) {
+    std::env::var("MNEMON_PG_LOAD")
+        .ok()
+        .and_then(|v| {
+            let (c, n) = v.split_once('x')?;
+            Some((c.parse().ok()?, n.parse().ok()?))
+        })
+        .unwrap_or((4, 60))
+}
+
+fn p(sorted: &[Duration], q: f64) -> f64 {
+    sorted[((sorted.len() as f64 - 1.0) * q).round() as usize].as_secs_f64() * 1e3
+}
+
+#[test]
+fn two_servers_on_one_postgres_lose_nothing_and_number_entities_without_gaps() {
+    let Some(cluster) = cluster() else { return };
+    let url = cluster.create_database("shared").unwrap();
+    let (clients, each) = size();
+
+    let machines: Vec<tempfile::TempDir> = (0..2).map(|_| common::project()).collect();
+    let tokens: Vec<String> = machines
+        .iter()
+        .map(|m| common::token(m.path(), "default"))
+        .collect();
+    let servers: Vec<common::Served> = machines.iter().map(|m| serve(m.path(), &url)).collect();
+
+    let started = Instant::now();
+    let mut threads = Vec::new();
+    for (s, server) in servers.iter().enumerate() {
+        for c in 0..clients {
+            let (addr, token) = (server.addr.clone(), tokens[s].clone());
+            threads.push(std::thread::spawn(move || {
+                let mut took = Vec::with_capacity(each);
+                let mut entities = 0;
+                for i in 0..each {
+                    let body = format!(
+                        r#"{{"type":"load","agent":"s{s}c{c}","data":{{"s":{s},"c":{c},"i":{i}}}}}"#
+                    );
+                    let t = Instant::now();
+                    let answer = post(&addr, &token, "operations", &body);
+                    took.push(t.elapsed());
+                    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+                    if i % 10 == 0 {
+                        let body = format!(r#"{{"kind":"task","title":"task {s}-{c}-{i}"}}"#);
+                        let answer = post(&addr, &token, "entities", &body);
+                        assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+                        entities += 1;
+                    }
+                }
+                (took, entities)
+            }));
+        }
+    }
+    let mut took = Vec::new();
+    let mut entities = 0;
+    for t in threads {
+        let (d, e) = t.join().unwrap();
+        took.extend(d);
+        entities += e;
+    }
+    let wall = started.elapsed();
+    for s in servers {
+        assert!(s.stop(), "a graceful stop");
+    }
+    took.sort();
+    eprintln!(
+        "2 servers x {clients} clients x {each} records: {:.1} s, record p50 {:.2} ms, p95 {:.2} ms, {:.0} records/s",
+        wall.as_secs_f64(),
+        p(&took, 0.5),
+        p(&took, 0.95),
+        took.len() as f64 / wall.as_secs_f64()
+    );
+
+    let store = PgStore::open(&url).unwrap();
+    let db = store.db().unwrap();
+    let stored: i64 = db
+        .one("SELECT count(*) FROM operations WHERE kind = 'load'", &[])
+        .unwrap()
+        .get(0);
+    let distinct: i64 = db
+        .one(
+            "SELECT count(DISTINCT data) FROM operations WHERE kind = 'load'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    let expected = (2 * clients * each) as i64;
+    assert_eq!(stored, expected, "every record stored");
+    assert_eq!(distinct, expected, "none stored twice");
+    let numbers: Vec<i64> = db
+        .query("SELECT number FROM entities ORDER BY number", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(
+        numbers,
+        (1..=entities as i64).collect::<Vec<_>>(),
+        "entity numbers unique and gapless"
+    );
+
+    // The CLI of either machine reads the shared memory.
+    for m in &machines {
+        let out = Command::new(env!("CARGO_BIN_EXE_mnemon"))
+            .args(["recent", "--type", "load", "--limit", "3", "--json"])
+            .current_dir(m.path())
+            .env("MNEMON_STORAGE__URL", &url)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v.as_array().unwrap().len(), 3);
+    }
+}
