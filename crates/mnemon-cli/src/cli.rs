@@ -138,6 +138,10 @@ pub enum Command {
     /// Replace this project's database with a backup (checked first; --force when it has
     /// history, which is set aside, never deleted).
     Restore(RestoreArgs),
+    /// Copy this project into an empty PostgreSQL database (every table, in one transaction,
+    /// checked row for row by count and SHA-256 before it commits). The SQLite file is kept;
+    /// point the project at the copy with `[storage] url` afterwards.
+    Migrate(MigrateArgs),
     /// Check the database (integrity, search indexes, orphans, schema) and the project's
     /// identity, and render every view again. Exit 3 when something is wrong.
     Doctor,
@@ -190,6 +194,17 @@ pub struct ForgetArgs {
 pub struct BackupArgs {
     /// The file to write; it must not exist.
     pub file: std::path::PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    /// The target: postgres://USER@HOST:PORT/DATABASE (the password from PGPASSWORD or
+    /// ~/.pgpass).
+    #[arg(long, value_name = "URL")]
+    pub to: String,
+    /// The PostgreSQL schema to create the tables in (default: the connection's, usually public).
+    #[arg(long, value_name = "SCHEMA")]
+    pub schema: Option<String>,
 }
 
 #[derive(Debug, Args)]

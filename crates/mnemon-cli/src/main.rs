@@ -64,6 +64,7 @@ fn main() -> ExitCode {
         Command::Llm(cli::LlmCommand::Probe) => commands::llm::probe(g),
         Command::Forget(a) => commands::forget::run(g, a),
         Command::Backup(a) => commands::maintenance::backup(g, a),
+        Command::Migrate(a) => commands::maintenance::migrate(g, a),
         Command::Restore(a) => commands::maintenance::restore(g, a),
         Command::Doctor => commands::maintenance::doctor(g),
         Command::Token(cli::TokenCommand::Create { project }) => {

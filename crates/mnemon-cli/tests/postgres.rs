@@ -195,3 +195,144 @@ fn two_servers_on_one_postgres_lose_nothing_and_number_entities_without_gaps() {
         assert_eq!(v.as_array().unwrap().len(), 3);
     }
 }
+
+/// `mnemon` in `dir` with a fixed clock and, when given, the PostgreSQL
+/// store `url` (schema `schema`) instead of the project's SQLite file.
+fn run(dir: &Path, pg: Option<(&str, &str)>, args: &[&str]) -> std::process::Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mnemon"));
+    cmd.args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("MNEMON_NOW", "2025-01-15T14:30:00Z")
+        .env_remove("MNEMON_STORAGE__URL")
+        .env_remove("MNEMON_STORAGE__SCHEMA");
+    if let Some((url, schema)) = pg {
+        cmd.env("MNEMON_STORAGE__URL", url)
+            .env("MNEMON_STORAGE__SCHEMA", schema);
+    }
+    cmd.output().unwrap()
+}
+
+fn ok(dir: &Path, pg: Option<(&str, &str)>, args: &[&str]) -> String {
+    let o = run(dir, pg, args);
+    assert!(
+        o.status.success(),
+        "mnemon {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+#[test]
+fn migrate_copies_a_project_that_then_answers_the_same_on_postgres() {
+    let Some(cluster) = cluster() else { return };
+    let url = cluster.url();
+    let tmp = common::project();
+    let d = tmp.path();
+    for i in 0..25 {
+        let data =
+            format!(r#"{{"text":"build {i} hashed passwords with argon2 on host kestrel"}}"#);
+        ok(d, None, &["record", "--type", "note", "--data", &data]);
+    }
+    ok(
+        d,
+        None,
+        &[
+            "message",
+            "--role",
+            "user",
+            "remember the deploy freeze on Fridays",
+        ],
+    );
+    ok(d, None, &["goal", "add", "Ship the kestrel migration"]);
+    ok(d, None, &["remember", "the vault code is 7421"]);
+    ok(
+        d,
+        None,
+        &[
+            "decision",
+            "add",
+            "--title",
+            "Use argon2id",
+            "--context",
+            "bcrypt is slow to tune",
+            "--decision",
+            "argon2id with 64 MiB",
+        ],
+    );
+    std::fs::write(
+        d.join("plan.txt"),
+        "create an epic called Billing with 3 stories\n",
+    )
+    .unwrap();
+    ok(d, None, &["chat", "--script", "plan.txt"]);
+    ok(d, None, &["checkpoint", "create"]);
+    ok(d, None, &["refresh"]);
+    ok(d, None, &["forget", "--matching", "vault code"]);
+
+    let out: serde_json::Value = serde_json::from_str(&ok(
+        d,
+        None,
+        &["migrate", "--to", &url, "--schema", "moved", "--json"],
+    ))
+    .unwrap();
+    let rows: u64 = out["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["rows"].as_u64().unwrap())
+        .sum();
+    assert!(rows > 40, "{out}");
+    assert!(!out["target"].as_str().unwrap().contains("password"));
+
+    // Every read answers byte for byte as it did from SQLite.
+    let pg = Some((url.as_str(), "moved"));
+    for args in [
+        &["recent", "--limit", "100", "--json"][..],
+        &["search", "argon2", "--json"],
+        &[
+            "context",
+            "--query",
+            "what hashes passwords on kestrel",
+            "--budget",
+            "500",
+        ],
+        &["status", "--json"],
+        &["checkpoint", "list", "--json"],
+        &["session", "list", "--json"],
+        &["hot", "--json"],
+        &["decision", "list", "--json"],
+        &["doc", "show", "work_plan"],
+    ] {
+        assert_eq!(ok(d, None, args), ok(d, pg, args), "mnemon {args:?}");
+    }
+    // The copy goes on where the original stopped: new positions follow.
+    let next: serde_json::Value = serde_json::from_str(&ok(
+        d,
+        pg,
+        &[
+            "record",
+            "--type",
+            "note",
+            "--data",
+            r#"{"text":"after"}"#,
+            "--json",
+        ],
+    ))
+    .unwrap();
+    let last: serde_json::Value =
+        serde_json::from_str(&ok(d, None, &["recent", "--limit", "1", "--json"])).unwrap();
+    assert!(
+        next["seq"].as_i64().unwrap() > last[0]["seq"].as_i64().unwrap(),
+        "{next}"
+    );
+
+    // A target that holds memory is never written over.
+    let again = run(d, None, &["migrate", "--to", &url, "--schema", "moved"]);
+    assert!(!again.status.success());
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("already holds memory"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+}

@@ -6,6 +6,9 @@
 -- fills when it writes the row, from the text split into words the way
 -- retrieval splits a question (any run of letters and digits, lower-cased),
 -- with positions stripped; GIN indexes answer a word's postings.
+--
+-- Foreign keys are DEFERRABLE so `mnemon migrate --to` can copy rows in
+-- their stored order and have them checked at commit.
 
 CREATE TABLE meta (
     key   TEXT PRIMARY KEY,
@@ -34,7 +37,7 @@ CREATE TABLE operations (
     seq        BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     id         TEXT NOT NULL UNIQUE,
     project_id TEXT NOT NULL,
-    session_id TEXT REFERENCES sessions (id),
+    session_id TEXT REFERENCES sessions (id) DEFERRABLE,
     agent      TEXT NOT NULL,
     kind       TEXT NOT NULL,
     data       TEXT NOT NULL,
@@ -56,7 +59,7 @@ CREATE TABLE messages (
     seq        BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     id         TEXT NOT NULL UNIQUE,
     project_id TEXT NOT NULL,
-    session_id TEXT REFERENCES sessions (id),
+    session_id TEXT REFERENCES sessions (id) DEFERRABLE,
     role       TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'system', 'tool')),
     agent      TEXT NOT NULL,
     content    TEXT NOT NULL,
@@ -78,7 +81,7 @@ CREATE TABLE hot_items (
     kind       TEXT NOT NULL,
     text       TEXT NOT NULL,
     detail     TEXT,
-    parent_id  TEXT REFERENCES hot_items (id),
+    parent_id  TEXT REFERENCES hot_items (id) DEFERRABLE,
     priority   TEXT CHECK (priority IN ('high', 'medium', 'low')),
     status     TEXT NOT NULL,
     agent      TEXT NOT NULL,
@@ -127,7 +130,7 @@ CREATE TABLE decisions (
     title         TEXT NOT NULL,
     record        TEXT NOT NULL,
     status        TEXT NOT NULL CHECK (status IN ('Proposed', 'Accepted', 'Deprecated', 'Superseded')),
-    superseded_by TEXT REFERENCES decisions (id),
+    superseded_by TEXT REFERENCES decisions (id) DEFERRABLE,
     agent         TEXT NOT NULL,
     created_at    BIGINT NOT NULL,
     tsv           TSVECTOR NOT NULL
@@ -150,7 +153,7 @@ CREATE TABLE entities (
     row_id      BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
     tsv         TSVECTOR NOT NULL,
     PRIMARY KEY (project_id, number),
-    FOREIGN KEY (project_id, parent) REFERENCES entities (project_id, number)
+    FOREIGN KEY (project_id, parent) REFERENCES entities (project_id, number) DEFERRABLE
 );
 CREATE INDEX entities_by_status ON entities (project_id, status, priority, number);
 CREATE INDEX entities_by_kind ON entities (project_id, kind, status, priority, number);

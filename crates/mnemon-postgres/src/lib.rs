@@ -30,6 +30,7 @@ mod migrate;
 mod search;
 mod sessions;
 mod text;
+mod transfer;
 mod vectors;
 
 use std::collections::HashMap;

@@ -24,6 +24,7 @@ mod migrate;
 mod optimizer;
 mod search;
 mod sessions;
+mod transfer;
 mod unit;
 mod vectors;
 

@@ -43,7 +43,47 @@ pub struct Restored {
     pub rows: Vec<(String, u64)>,
 }
 
+/// What `migrate_to` copied.
+#[derive(Debug, Clone, Serialize)]
+pub struct Migrated {
+    /// The database written, as messages name it (never its password).
+    pub target: String,
+    /// The project id, the same on both sides.
+    pub project_id: String,
+    /// Rows and SHA-256 of every table, equal in the source and, read
+    /// back, in the target.
+    pub tables: Vec<mnemon_core::memory::transfer::TableSum>,
+}
+
 impl Mnemon {
+    /// Copies this project (an SQLite one) into the PostgreSQL database
+    /// `url` names, which must hold no memory yet: every table in one
+    /// transaction, positions kept, committed only when every table read
+    /// back has the source's row count and hash. The source is read as one
+    /// snapshot and is left as it was.
+    pub fn migrate_to(&self, url: &str, schema: Option<&str>) -> Result<Migrated> {
+        use mnemon_core::memory::transfer::TABLES;
+        let source = match self.engine()?.memory().store() {
+            crate::AnyStore::Sqlite(s) => s.clone(),
+            crate::AnyStore::Postgres(p) => {
+                return Err(Error::Input(format!(
+                    "this project already lives in PostgreSQL ({}); copy it with pg_dump and pg_restore",
+                    p.shown()
+                )));
+            }
+        };
+        let project_id = mnemon_core::memory::Store::project_id(&source).to_string();
+        let rows = source.export(TABLES)?;
+        let sums: Vec<_> = TABLES.iter().zip(&rows).map(|(t, r)| t.sum(r)).collect();
+        let target = crate::open_postgres(url, schema)?;
+        let tables = target.import(&project_id, TABLES, &rows, &sums)?;
+        Ok(Migrated {
+            target: target.shown().to_string(),
+            project_id,
+            tables,
+        })
+    }
+
     /// A consistent snapshot of the project's database in `dest` (a new
     /// file), taken while other processes may be writing.
     pub fn backup(&self, dest: &Path) -> Result<()> {

@@ -3,7 +3,7 @@
 use anyhow::Result;
 use mnemon_core::memory::StoreError;
 
-use crate::cli::{BackupArgs, Global, RestoreArgs};
+use crate::cli::{BackupArgs, Global, MigrateArgs, RestoreArgs};
 use crate::output::{BOLD, DIM, WARN, json, thousands};
 use crate::project::Project;
 
@@ -19,6 +19,40 @@ pub fn backup(g: &Global, a: &BackupArgs) -> Result<()> {
         a.file.display(),
         thousands(size),
         a.file.display()
+    );
+    Ok(())
+}
+
+pub fn migrate(g: &Global, a: &MigrateArgs) -> Result<()> {
+    let m = Project::find(g.dir.as_deref())?.open(None)?;
+    let done = m.migrate_to(&a.to, a.schema.as_deref())?;
+    if g.json {
+        return json(&done);
+    }
+    let rows: u64 = done.tables.iter().map(|t| t.rows).sum();
+    anstream::println!(
+        "{BOLD}copied{BOLD:#} project {} to {}: {} rows in {} tables, each checked by count and SHA-256",
+        done.project_id,
+        done.target,
+        thousands(rows),
+        done.tables.len()
+    );
+    for t in done.tables.iter().filter(|t| t.rows > 0) {
+        anstream::println!(
+            "  {:<14} {:>9}  {DIM}{}{DIM:#}",
+            t.table,
+            thousands(t.rows),
+            &t.sha256[..16]
+        );
+    }
+    let schema = a
+        .schema
+        .as_deref()
+        .map(|s| format!("\nschema = \"{s}\""))
+        .unwrap_or_default();
+    anstream::println!(
+        "{DIM}the SQLite file is unchanged; to use the copy, add to .mnemon/config.toml:\n[storage]\nurl = \"{}\"{schema}{DIM:#}",
+        done.target.split(" (schema").next().unwrap_or(&done.target)
     );
     Ok(())
 }

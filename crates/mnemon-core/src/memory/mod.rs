@@ -13,6 +13,7 @@ mod redact;
 mod service;
 pub mod session_log;
 mod store;
+pub mod transfer;
 mod types;
 mod working;
 
