@@ -114,13 +114,18 @@ pub(crate) struct Tx {
 impl Tx {
     /// `lock`: the project's write lock, taken before anything is read.
     pub(crate) fn begin(db: &Db, lock: Option<i64>) -> Result<Tx, StoreError> {
-        db.batch("BEGIN")?;
+        // Made first, so a lock that fails rolls the transaction back.
         let tx = Tx {
             db: Db::new(Arc::clone(&db.client), db.shown.clone()),
             done: false,
         };
-        if let Some(key) = lock {
-            tx.db.query("SELECT pg_advisory_xact_lock($1)", &[&key])?;
+        // One round trip: the key is an integer mnemon computed, so it is
+        // written into the statement.
+        match lock {
+            Some(key) => tx
+                .db
+                .batch(&format!("BEGIN; SELECT pg_advisory_xact_lock({key})"))?,
+            None => tx.db.batch("BEGIN")?,
         }
         Ok(tx)
     }

@@ -220,6 +220,12 @@ impl Cluster {
             })
     }
 
+    /// The server's log (`log_min_duration_statement` and the like write
+    /// there).
+    pub fn log_file(&self) -> PathBuf {
+        self.base.join("server.log")
+    }
+
     pub fn port(&self) -> u16 {
         self.port
     }

@@ -166,12 +166,13 @@ impl EngineStore for PgStore {
         op_seq: i64,
         msg_seq: i64,
     ) -> Result<LiveTotals, StoreError> {
+        // One pass over each log's range (not one per figure).
         let r = self.db()?.one(
-            "SELECT
-               (SELECT coalesce(sum(tokens), 0)::bigint FROM operations WHERE session_id = $1 AND seq > $2 AND kind <> $4),
-               (SELECT count(*) FROM operations WHERE session_id = $1 AND seq > $2 AND kind <> $4),
-               (SELECT coalesce(sum(tokens), 0)::bigint FROM messages WHERE session_id = $1 AND seq > $3),
-               (SELECT count(*) FROM messages WHERE session_id = $1 AND seq > $3)",
+            "SELECT o.t, o.n, m.t, m.n FROM
+               (SELECT coalesce(sum(tokens), 0)::bigint AS t, count(*) AS n FROM operations
+                 WHERE session_id = $1 AND seq > $2 AND kind <> $4) o,
+               (SELECT coalesce(sum(tokens), 0)::bigint AS t, count(*) AS n FROM messages
+                 WHERE session_id = $1 AND seq > $3) m",
             &[&session_id, &op_seq, &msg_seq, &ACTION],
         )?;
         Ok(LiveTotals {

@@ -14,21 +14,26 @@ pub(crate) const COLUMNS: &str =
     "id, kind, text, detail, parent_id, priority, status, agent, version, created_at, updated_at";
 
 pub(crate) fn from_row(r: &Row) -> HotItem {
-    let kind: String = r.get(1);
-    let priority: Option<String> = r.get(5);
-    let status: String = r.get(6);
+    from_row_at(r, 0)
+}
+
+/// An item from the row's columns `at..`, in [`COLUMNS`]' order.
+fn from_row_at(r: &Row, at: usize) -> HotItem {
+    let kind: String = r.get(at + 1);
+    let priority: Option<String> = r.get(at + 5);
+    let status: String = r.get(at + 6);
     HotItem {
-        id: r.get(0),
+        id: r.get(at),
         kind: HotKind::parse(&kind).unwrap_or(HotKind::Note),
-        text: r.get(2),
-        detail: r.get(3),
-        parent_id: r.get(4),
+        text: r.get(at + 2),
+        detail: r.get(at + 3),
+        parent_id: r.get(at + 4),
         priority: priority.and_then(|p| p.parse::<Priority>().ok()),
         status: HotStatus::parse(&status).unwrap_or(HotStatus::Active),
-        agent: r.get(7),
-        version: r.get::<_, i64>(8) as u64,
-        created_at: Timestamp(r.get(9)),
-        updated_at: Timestamp(r.get(10)),
+        agent: r.get(at + 7),
+        version: r.get::<_, i64>(at + 8) as u64,
+        created_at: Timestamp(r.get(at + 9)),
+        updated_at: Timestamp(r.get(at + 10)),
     }
 }
 
@@ -64,28 +69,31 @@ pub(crate) fn reindex(db: &Db, id: &str) -> Result<Option<HotItem>, StoreError> 
 
 impl HotStore for PgStore {
     fn hot_context(&self) -> Result<HotContext, StoreError> {
-        // One snapshot, so the version matches the items.
-        self.snapshot(|db| {
-            let version: i64 = db
-                .one(
-                    "SELECT coalesce((SELECT version FROM hot_versions WHERE project_id = $1), 0)",
-                    &[&self.project()],
-                )?
-                .get(0);
-            let items = db
-                .query(
-                    &format!(
-                        "SELECT {COLUMNS} FROM hot_items WHERE project_id = $1 AND status NOT IN ('complete', 'removed') ORDER BY seq"
-                    ),
-                    &[&self.project()],
-                )?
-                .iter()
-                .map(from_row)
-                .collect();
-            Ok(HotContext {
-                version: version as u64,
-                items,
-            })
+        // One statement is one snapshot, so the version matches the items,
+        // in one round trip.
+        let rows = self.db()?.query(
+            &format!(
+                "SELECT v.version, {cols} FROM
+                   (SELECT coalesce((SELECT version FROM hot_versions WHERE project_id = $1), 0) AS version) v
+                 LEFT JOIN LATERAL (SELECT * FROM hot_items WHERE project_id = $1 AND status NOT IN ('complete', 'removed')) h ON true
+                 ORDER BY h.seq",
+                cols = COLUMNS
+                    .split(", ")
+                    .map(|c| format!("h.{c}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            &[&self.project()],
+        )?;
+        let version: i64 = rows.first().map_or(0, |r| r.get(0));
+        let items = rows
+            .iter()
+            .filter(|r| r.get::<_, Option<String>>(1).is_some())
+            .map(|r| from_row_at(r, 1))
+            .collect();
+        Ok(HotContext {
+            version: version as u64,
+            items,
         })
     }
 

@@ -20,28 +20,15 @@
     reason = "benchmarks: a panic with its message is the failure report"
 )]
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use common::{load, peak_rss_mib, percentiles};
+
 use axum::routing::post;
 use serde_json::{Value, json};
-
-fn percentiles(mut v: Vec<f64>) -> (f64, f64, f64) {
-    v.sort_by(f64::total_cmp);
-    let at = |q: f64| v[((v.len() as f64 * q) as usize).min(v.len() - 1)];
-    (at(0.50), at(0.95), at(0.99))
-}
-
-fn peak_rss_mib(pid: u32) -> f64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        })
-        .map_or(0.0, |kb| kb / 1024.0)
-}
 
 /// The baseline: one insert per request into a WAL database with the same
 /// durability, on the blocking pool, nothing else.
@@ -82,79 +69,12 @@ async fn bare_server(path: std::path::PathBuf) -> String {
     base
 }
 
-/// Fires `clients` × `each` records at `url`; returns latencies (ms) and
-/// failures.
-async fn load(
-    url: String,
-    token: Option<String>,
-    clients: usize,
-    each: std::ops::Range<usize>,
-) -> (Vec<f64>, usize) {
-    let tasks: Vec<_> = (0..clients)
-        .map(|c| {
-            let (url, token, each) = (url.clone(), token.clone(), each.clone());
-            tokio::spawn(async move {
-                let http = reqwest::Client::new();
-                let mut lat = Vec::with_capacity(each.len());
-                let mut failed = 0;
-                for i in each {
-                    let mut req = http.post(&url).json(&json!({
-                        "type": "load",
-                        "agent": format!("client-{c}"),
-                        "data": {"c": c, "i": i, "result": format!("step {i} of client {c} finished the parser work")}
-                    }));
-                    if let Some(t) = &token {
-                        req = req.bearer_auth(t);
-                    }
-                    let t0 = Instant::now();
-                    match req.send().await {
-                        Ok(r) if r.status().as_u16() == 201 => {
-                            let _ = r.bytes().await;
-                            lat.push(t0.elapsed().as_secs_f64() * 1e3);
-                        }
-                        _ => failed += 1,
-                    }
-                }
-                (lat, failed)
-            })
-        })
-        .collect();
-    let mut all = Vec::new();
-    let mut failed = 0;
-    for t in tasks {
-        let (l, f) = t.await.unwrap();
-        all.extend(l);
-        failed += f;
-    }
-    (all, failed)
-}
-
-/// The child: `mnemon serve` on a free port of loopback, printing it.
-fn child_server(dir: &std::path::Path) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        println!("{}", listener.local_addr().unwrap());
-        let opts = mnemon_server::ServeOptions {
-            root: dir.to_path_buf(),
-            open: mnemon::OpenOptions::new(),
-        };
-        mnemon_server::serve(listener, opts, mnemon_server::shutdown_signal())
-            .await
-            .unwrap();
-    });
-}
-
 fn main() {
     mnemon::mnemon_llm::ensure_crypto();
-    let raw: Vec<String> = std::env::args().collect();
-    if let Some(at) = raw.iter().position(|a| a == "--serve") {
-        child_server(std::path::Path::new(&raw[at + 1]));
+    if common::serve_if_asked() {
         return;
     }
+    let raw: Vec<String> = std::env::args().collect();
     let args: Vec<usize> = raw.iter().skip(1).filter_map(|a| a.parse().ok()).collect();
     let clients = args.first().copied().unwrap_or(16);
     let each = args.get(1).copied().unwrap_or(1_000);
@@ -175,19 +95,7 @@ fn main() {
         .unwrap();
         let token =
             mnemon_server::create_token(dir.path(), "default", "2025-01-15T14:30:00Z").unwrap();
-        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-            .arg("--serve")
-            .arg(dir.path())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        std::io::BufRead::read_line(
-            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
-            &mut line,
-        )
-        .unwrap();
-        let base = format!("http://{}", line.trim());
+        let (mut child, base) = common::spawn_server(dir.path(), None);
         let server_pid = child.id();
         let bare = bare_server(dir.path().join("bare.db")).await;
 
