@@ -336,3 +336,92 @@ fn migrate_copies_a_project_that_then_answers_the_same_on_postgres() {
         String::from_utf8_lossy(&again.stderr)
     );
 }
+
+/// `post`, but an error (the server is gone) is `None` instead of a panic.
+fn try_post(addr: &str, token: &str, path: &str, body: &str) -> Option<String> {
+    let mut s = std::net::TcpStream::connect(addr).ok()?;
+    s.write_all(
+        format!(
+            "POST /v1/projects/default/{path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .ok()?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).ok()?;
+    Some(out)
+}
+
+/// A server killed (SIGKILL) in the middle of a burst of writes loses none
+/// it acknowledged, and a server started again on the database goes on.
+#[test]
+fn a_killed_server_loses_no_acknowledged_write() {
+    use std::sync::{Arc, Mutex};
+    let Some(cluster) = cluster() else { return };
+    let url = cluster.create_database("killed").unwrap();
+    let tmp = common::project();
+    let token = common::token(tmp.path(), "default");
+    let mut server = serve(tmp.path(), &url);
+    let acked: Arc<Mutex<Vec<(usize, usize)>>> = Arc::default();
+    let threads: Vec<_> = (0..4)
+        .map(|c| {
+            let (addr, token, acked) = (server.addr.clone(), token.clone(), Arc::clone(&acked));
+            std::thread::spawn(move || {
+                for i in 0..100_000 {
+                    let body =
+                        format!(r#"{{"type":"kill","agent":"k{c}","data":{{"c":{c},"i":{i}}}}}"#);
+                    match try_post(&addr, &token, "operations", &body) {
+                        Some(a) if a.starts_with("HTTP/1.1 201") => {
+                            acked.lock().unwrap().push((c, i))
+                        }
+                        _ => return,
+                    }
+                }
+            })
+        })
+        .collect();
+    while acked.lock().unwrap().len() < 150 {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    server.child.kill().unwrap();
+    let _ = server.child.wait();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let acked = acked.lock().unwrap().clone();
+
+    let store = PgStore::open(&url).unwrap();
+    let stored: std::collections::HashSet<(usize, usize)> = store
+        .db()
+        .unwrap()
+        .query("SELECT data FROM operations WHERE kind = 'kill'", &[])
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let v: serde_json::Value = serde_json::from_str(&r.get::<_, String>(0)).unwrap();
+            (
+                v["c"].as_u64().unwrap() as usize,
+                v["i"].as_u64().unwrap() as usize,
+            )
+        })
+        .collect();
+    let lost: Vec<_> = acked.iter().filter(|k| !stored.contains(k)).collect();
+    assert!(lost.is_empty(), "acknowledged but not stored: {lost:?}");
+    eprintln!(
+        "{} acknowledged before SIGKILL, {} stored (a write may commit as its answer is cut off)",
+        acked.len(),
+        stored.len()
+    );
+
+    // Nothing was left holding the project's write lock.
+    let again = serve(tmp.path(), &url);
+    let answer = post(
+        &again.addr,
+        &token,
+        "operations",
+        r#"{"type":"kill","data":{"after":true}}"#,
+    );
+    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+    assert!(again.stop(), "a graceful stop");
+}
