@@ -27,11 +27,14 @@ pub(crate) fn create_schema(
     block(async {
         let (client, conn) = config.connect(tokio_postgres::NoTls).await?;
         let task = tokio::spawn(conn);
-        // Two servers creating it at once: one wins, the other's
-        // statement fails on the catalog's unique index; both then find it.
+        // Servers creating it at once queue on the lock, which is held
+        // until the statements' one transaction commits: the next one then
+        // finds the schema instead of failing on the catalog's unique
+        // index. (A session lock released by the last statement would be
+        // free before the commit.)
         let out = client
             .batch_execute(&format!(
-                "SELECT pg_advisory_lock({MIGRATION_LOCK}); CREATE SCHEMA IF NOT EXISTS {schema}; SELECT pg_advisory_unlock({MIGRATION_LOCK});"
+                "SELECT pg_advisory_xact_lock({MIGRATION_LOCK}); CREATE SCHEMA IF NOT EXISTS {schema};"
             ))
             .await;
         drop(client);
