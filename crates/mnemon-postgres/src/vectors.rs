@@ -7,29 +7,11 @@ use mnemon_core::memory::StoreError;
 use crate::PgStore;
 use crate::search::Source;
 
-fn source_name(s: HitSource) -> Result<&'static str, StoreError> {
-    match s {
-        HitSource::Operation => Ok("operation"),
-        HitSource::Message => Ok("message"),
-        other => Err(StoreError::Invalid(format!(
-            "vectors are kept for operations and messages, not {other:?} records"
-        ))),
-    }
-}
-
-fn source_of(name: &str) -> Option<HitSource> {
-    match name {
-        "operation" => Some(HitSource::Operation),
-        "message" => Some(HitSource::Message),
-        _ => None,
-    }
-}
-
 /// The records of `source` (of this project, that retrieval can show) above
 /// `$2` with no vector of model `$3`.
 fn unembedded_sql(source: HitSource, select: &str, tail: &str) -> Result<String, StoreError> {
     let src = Source::of(source);
-    let name = source_name(source)?;
+    let name = source.vector_name()?;
     Ok(format!(
         "SELECT {select} FROM {table} WHERE {key} > $2 AND {filter} AND NOT EXISTS
            (SELECT 1 FROM vectors v WHERE v.model = $3 AND v.source = '{name}' AND v.record = {key})
@@ -44,7 +26,7 @@ impl VectorStore for PgStore {
     fn put_vectors(&self, model: &str, vectors: &[StoredVector]) -> Result<(), StoreError> {
         self.write(|db| {
             for v in vectors {
-                let source = source_name(v.source)?;
+                let source = v.source.vector_name()?;
                 let chunk = i64::from(v.chunk);
                 // Deleted and inserted again, so a replaced vector gets a
                 // new `seq` and readers see it as new.
@@ -82,7 +64,7 @@ impl VectorStore for PgStore {
         Ok(rows
             .iter()
             .filter_map(|r| {
-                let source = source_of(&r.get::<_, String>(1))?;
+                let source = HitSource::from_vector_name(&r.get::<_, String>(1))?;
                 let scale: f64 = r.get(4);
                 let bytes: &[u8] = r.get(5);
                 Some((

@@ -1,7 +1,7 @@
 //! Full-text search over every tier, for retrieval and `mnemon search`.
 
 use mnemon_core::assemble::retrieve::{Hit, HitSource, SearchStore};
-use mnemon_core::memory::{StoreError, Timestamp, data_text};
+use mnemon_core::memory::{StoreError, Timestamp};
 use rusqlite::params;
 
 use crate::SqliteStore;
@@ -159,19 +159,7 @@ impl Source {
         let label: String = r.get(1)?;
         let body: Option<String> = r.get(2)?;
         let body = body.unwrap_or_default();
-        let text = match self.kind {
-            // Stored data is serde's compact JSON, which is what
-            // `data_text` prints for anything but a string.
-            HitSource::Operation if body.starts_with('"') => {
-                let data = serde_json::from_str(&body).unwrap_or(serde_json::Value::String(body));
-                format!("{label}: {}", data_text(&data))
-            }
-            HitSource::Operation => format!("{label}: {body}"),
-            HitSource::Message => body,
-            HitSource::Decision => format!("{label}: {body}"),
-            HitSource::Document => body,
-            HitSource::Hot | HitSource::Entity => format!("{label}: {body}"),
-        };
+        let text = self.kind.hit_text(&label, body);
         Ok(Hit {
             source: self.kind,
             id,

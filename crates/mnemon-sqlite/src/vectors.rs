@@ -9,29 +9,11 @@ use rusqlite::{named_params, params};
 use crate::SqliteStore;
 use crate::search::Source;
 
-fn source_name(s: HitSource) -> Result<&'static str, StoreError> {
-    match s {
-        HitSource::Operation => Ok("operation"),
-        HitSource::Message => Ok("message"),
-        other => Err(StoreError::Invalid(format!(
-            "vectors are kept for operations and messages, not {other:?} records"
-        ))),
-    }
-}
-
-fn source_of(name: &str) -> Option<HitSource> {
-    match name {
-        "operation" => Some(HitSource::Operation),
-        "message" => Some(HitSource::Message),
-        _ => None,
-    }
-}
-
 /// The records of `source` (of this project, that retrieval can show) above
 /// `:after` with no vector of `:model`.
 fn unembedded_sql(source: HitSource, select: &str, tail: &str) -> Result<String, StoreError> {
     let src = Source::of(source);
-    let name = source_name(source)?;
+    let name = source.vector_name()?;
     Ok(format!(
         "SELECT {select} FROM {table} WHERE {key} > :after AND {filter} AND NOT EXISTS
            (SELECT 1 FROM vectors v WHERE v.model = :model AND v.source = '{name}' AND v.record = {key})
@@ -57,7 +39,7 @@ impl VectorStore for SqliteStore {
             for v in vectors {
                 stmt.execute(params![
                     model,
-                    source_name(v.source)?,
+                    v.source.vector_name()?,
                     v.row,
                     v.chunk,
                     f64::from(v.vector.scale),
@@ -88,7 +70,7 @@ impl VectorStore for SqliteStore {
                     let bytes: Vec<u8> = r.get(5)?;
                     Ok((
                         r.get::<_, i64>(0)?,
-                        source_of(&source),
+                        HitSource::from_vector_name(&source),
                         r.get::<_, i64>(2)?,
                         r.get::<_, u32>(3)?,
                         Quantized::from_bytes(scale as f32, &bytes),

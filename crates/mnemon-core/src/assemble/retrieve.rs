@@ -24,6 +24,45 @@ pub enum HitSource {
     Entity,
 }
 
+impl HitSource {
+    /// How stored vectors name their source: only the logs are embedded.
+    pub fn vector_name(self) -> Result<&'static str, StoreError> {
+        match self {
+            HitSource::Operation => Ok("operation"),
+            HitSource::Message => Ok("message"),
+            other => Err(StoreError::Invalid(format!(
+                "vectors are kept for operations and messages, not {other:?} records"
+            ))),
+        }
+    }
+
+    /// The source a stored vector's name stands for.
+    pub fn from_vector_name(name: &str) -> Option<HitSource> {
+        match name {
+            "operation" => Some(HitSource::Operation),
+            "message" => Some(HitSource::Message),
+            _ => None,
+        }
+    }
+
+    /// A record's text as retrieval shows it, from the label and body a
+    /// store reads (an operation's kind and data, a decision's title and
+    /// decision, ...). Stored operation data is serde's compact JSON, which
+    /// is what `data_text` prints for anything but a string.
+    pub fn hit_text(self, label: &str, body: String) -> String {
+        match self {
+            HitSource::Operation if body.starts_with('"') => {
+                let data = serde_json::from_str(&body).unwrap_or(serde_json::Value::String(body));
+                format!("{label}: {}", crate::memory::data_text(&data))
+            }
+            HitSource::Message | HitSource::Document => body,
+            HitSource::Operation | HitSource::Decision | HitSource::Hot | HitSource::Entity => {
+                format!("{label}: {body}")
+            }
+        }
+    }
+}
+
 /// One full-text match, as the store found it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Hit {
