@@ -42,7 +42,6 @@ use mnemon_core::memory::{Store, StoreError};
 
 pub use client::Db;
 pub use cluster::{Cluster, ClusterError, ClusterOptions};
-pub use maintenance::Health;
 pub use migrate::LATEST_SCHEMA;
 
 /// Connections one store keeps open at most.

@@ -2,20 +2,9 @@
 //! that do not match their rows, and rows pointing at rows that are gone.
 //! Page-level integrity is PostgreSQL's own (data checksums, `amcheck`).
 
-use mnemon_core::memory::StoreError;
+use mnemon_core::memory::{Health, StoreError};
 
 use crate::PgStore;
-
-/// What a check found; empty lists when healthy.
-#[derive(Debug, Clone, Default)]
-pub struct Health {
-    pub integrity: Vec<String>,
-    pub search_index: Vec<String>,
-    pub orphans: Vec<String>,
-    pub schema_version: i64,
-    pub latest_schema: i64,
-    pub rows: Vec<(String, u64)>,
-}
 
 const TABLES: [&str; 14] = [
     "sessions",

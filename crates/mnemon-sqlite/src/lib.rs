@@ -35,8 +35,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use mnemon_core::memory::{Store, StoreError};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
-pub use maintenance::{Health, inspect, restore_into};
+pub use maintenance::{inspect, restore_into};
 pub use migrate::LATEST_SCHEMA;
+pub use mnemon_core::memory::Health;
 
 use error::map_err;
 

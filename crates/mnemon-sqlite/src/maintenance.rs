@@ -8,39 +8,13 @@
 
 use std::path::Path;
 
-use mnemon_core::memory::StoreError;
+use mnemon_core::memory::{Health, StoreError};
 use rusqlite::backup::{Backup, StepResult};
 use rusqlite::{Connection, OpenFlags};
-use serde::Serialize;
 
 use crate::SqliteStore;
 use crate::error::map_err;
 use crate::migrate::{self, LATEST_SCHEMA};
-
-/// What a health check found. Empty lists mean healthy.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Health {
-    /// `PRAGMA integrity_check`'s findings (pages, indexes).
-    pub integrity: Vec<String>,
-    /// Full-text indexes that do not match their tables.
-    pub search_index: Vec<String>,
-    /// Rows pointing at rows that do not exist.
-    pub orphans: Vec<String>,
-    /// The schema version of the file, and the one this build writes.
-    pub schema_version: i64,
-    pub latest_schema: i64,
-    /// Rows per table, for the report.
-    pub rows: Vec<(String, u64)>,
-}
-
-impl Health {
-    pub fn ok(&self) -> bool {
-        self.integrity.is_empty()
-            && self.search_index.is_empty()
-            && self.orphans.is_empty()
-            && self.schema_version == self.latest_schema
-    }
-}
 
 const FTS_TABLES: &[&str] = &[
     "operations_fts",

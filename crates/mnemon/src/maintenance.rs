@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use mnemon_sqlite::Health;
+use mnemon_core::memory::Health;
 use serde::Serialize;
 
 use crate::error::{Error, Result};

@@ -14,14 +14,14 @@ use mnemon_core::engine::{
 };
 use mnemon_core::memory::{
     DecisionRecord, DecisionStatus, DecisionStore, DocKind, Document, DocumentStore, Entity,
-    EntityChange, EntityDraft, EntityQuery, EntityStore, HotContext, HotItem, HotItemChange,
-    HotItemDraft, HotStore, Message, MessageDraft, MessageQuery, Operation, OperationDraft,
-    OperationLog, OperationQuery, Session, SessionChange, SessionStore, StatusCount, Store,
-    StoreError, Timestamp,
+    EntityChange, EntityDraft, EntityQuery, EntityStore, Health, HotContext, HotItem,
+    HotItemChange, HotItemDraft, HotStore, Message, MessageDraft, MessageQuery, Operation,
+    OperationDraft, OperationLog, OperationQuery, Session, SessionChange, SessionStore,
+    StatusCount, Store, StoreError, Timestamp,
 };
 use mnemon_core::optimize::{Artifact, Substitution};
 use mnemon_postgres::PgStore;
-use mnemon_sqlite::{Health, SqliteStore};
+use mnemon_sqlite::SqliteStore;
 
 /// Where one handle's data lives.
 #[derive(Debug, Clone)]
@@ -58,17 +58,7 @@ impl AnyStore {
     pub fn check(&self) -> Result<Health, StoreError> {
         match self {
             AnyStore::Sqlite(s) => s.check(),
-            AnyStore::Postgres(p) => {
-                let h = p.check()?;
-                Ok(Health {
-                    integrity: h.integrity,
-                    search_index: h.search_index,
-                    orphans: h.orphans,
-                    schema_version: h.schema_version,
-                    latest_schema: h.latest_schema,
-                    rows: h.rows,
-                })
-            }
+            AnyStore::Postgres(p) => p.check(),
         }
     }
 

@@ -29,7 +29,7 @@ pub use hot::{HotContext, HotItem, HotItemChange, HotItemDraft, HotKind, HotStat
 pub use redact::{PatternError, Redactor};
 pub use service::{Memory, RestoredSession, data_text};
 pub use store::{
-    DecisionStore, DocumentStore, EntityStore, HotStore, OperationLog, SessionStore, Store,
+    DecisionStore, DocumentStore, EntityStore, Health, HotStore, OperationLog, SessionStore, Store,
     StoreError,
 };
 pub use types::{

@@ -65,6 +65,33 @@ pub enum StoreError {
     Backend(String),
 }
 
+/// What a backend's health check (`mnemon doctor`) found. Empty lists
+/// mean healthy.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Health {
+    /// The database's own page and index checks (SQLite's
+    /// `PRAGMA integrity_check`).
+    pub integrity: Vec<String>,
+    /// Full-text indexes that do not match their tables.
+    pub search_index: Vec<String>,
+    /// Rows pointing at rows that do not exist.
+    pub orphans: Vec<String>,
+    /// The schema version of the store, and the one this build writes.
+    pub schema_version: i64,
+    pub latest_schema: i64,
+    /// Rows per table, for the report.
+    pub rows: Vec<(String, u64)>,
+}
+
+impl Health {
+    pub fn ok(&self) -> bool {
+        self.integrity.is_empty()
+            && self.search_index.is_empty()
+            && self.orphans.is_empty()
+            && self.schema_version == self.latest_schema
+    }
+}
+
 /// Operations and messages: an append-only log.
 pub trait OperationLog {
     fn append_operation(&self, op: &OperationDraft) -> Result<Operation, StoreError>;
