@@ -54,21 +54,6 @@ fn get(db: &Db, store: &PgStore, number: u64) -> Result<Entity, StoreError> {
     Ok(e)
 }
 
-/// The index entry of an entity as search shows it (title, description).
-fn reindex(db: &Db, store: &PgStore, number: u64) -> Result<(), StoreError> {
-    let e = get(db, store, number)?;
-    let indexed = words(&format!(
-        "{} {}",
-        e.title,
-        e.description.as_deref().unwrap_or("")
-    ));
-    db.exec(
-        "UPDATE entities SET tsv = strip(to_tsvector('simple', $3)) WHERE project_id = $1 AND number = $2",
-        &[&store.project(), &(number as i64), &indexed],
-    )?;
-    Ok(())
-}
-
 impl EntityStore for PgStore {
     fn create_entity(&self, d: &EntityDraft) -> Result<Entity, StoreError> {
         let indexed = words(&format!(
@@ -126,9 +111,15 @@ impl EntityStore for PgStore {
                     current.status
                 )));
             }
+            // The search entry from the entity as it will be, in the same
+            // statement.
+            let title = c.title.as_deref().unwrap_or(&current.title);
+            let description = c.description.as_deref().or(current.description.as_deref());
+            let indexed = words(&format!("{title} {}", description.unwrap_or("")));
             db.exec(
                 "UPDATE entities SET title = coalesce($3, title), description = coalesce($4, description), status = coalesce($5, status),
-                 priority = coalesce($6, priority), updated_at = $7 WHERE project_id = $1 AND number = $2",
+                 priority = coalesce($6, priority), updated_at = $7, tsv = strip(to_tsvector('simple', $8))
+                 WHERE project_id = $1 AND number = $2",
                 &[
                     &self.project(),
                     &(number as i64),
@@ -137,9 +128,9 @@ impl EntityStore for PgStore {
                     &c.status.map(EntityStatus::name),
                     &c.priority.map(i64::from),
                     &at.0,
+                    &indexed,
                 ],
             )?;
-            reindex(db, self, number)?;
             get(db, self, number)
         })
     }

@@ -133,7 +133,11 @@ fn copy_table(db: &Db, t: &Table, rows: &[Vec<Cell>]) -> Result<(), StoreError> 
             .collect();
         if indexed {
             // A deleted entity leaves search.
-            let deleted = t.name == "entities" && !matches!(row.get(10), Some(Cell::Null) | None);
+            let deleted = t
+                .columns
+                .iter()
+                .position(|(c, _)| *c == "deleted_at")
+                .is_some_and(|i| !matches!(row[i], Cell::Null));
             let text = if deleted {
                 String::new()
             } else {
