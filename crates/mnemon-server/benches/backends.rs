@@ -36,25 +36,6 @@ fn project(dir: &std::path::Path) -> String {
     mnemon_server::create_token(dir, "default", "2025-01-15T14:30:00Z").unwrap()
 }
 
-fn stored(m: &mnemon::Mnemon) -> (usize, usize) {
-    let ops = m
-        .recent(&mnemon::OperationQuery {
-            kind: Some("load".into()),
-            limit: Some(usize::MAX >> 1),
-            ..Default::default()
-        })
-        .unwrap();
-    let mut pairs: Vec<(u64, u64)> = ops
-        .iter()
-        .map(|o| (o.data["c"].as_u64().unwrap(), o.data["i"].as_u64().unwrap()))
-        .filter(|&(_, i)| i < 1_000_000)
-        .collect();
-    let all = pairs.len();
-    pairs.sort_unstable();
-    pairs.dedup();
-    (pairs.len(), all - pairs.len())
-}
-
 fn main() {
     mnemon::mnemon_llm::ensure_crypto();
     if common::serve_if_asked() {
@@ -206,8 +187,8 @@ fn main() {
             .environment(mnemon::Environment::empty().with("MNEMON_STORAGE__URL", &url))
             .open(pg_dir.path())
             .unwrap();
-        let (ls, ld) = stored(&lite_m);
-        let (ps, pd) = stored(&pg_m);
+        let (_, ls, ld) = common::stored(&lite_m);
+        let (_, ps, pd) = common::stored(&pg_m);
         println!(
             "stored of {}: SQLite {ls} ({ld} duplicated), PostgreSQL {ps} ({pd} duplicated)",
             clients * each

@@ -168,30 +168,14 @@ fn main() {
         let elapsed = started.elapsed().as_secs_f64();
 
         let m = mnemon::Mnemon::open(dir.path()).unwrap();
-        let ops = m
-            .recent(&mnemon::OperationQuery {
-                kind: Some("load".into()),
-                limit: Some(usize::MAX >> 1),
-                ..Default::default()
-            })
-            .unwrap();
-        let total = ops.len();
-        let mut pairs: Vec<(u64, u64)> = ops
-            .iter()
-            .map(|o| (o.data["c"].as_u64().unwrap(), o.data["i"].as_u64().unwrap()))
-            .filter(|&(_, i)| i < 1_000_000)
-            .collect();
-        let stored = pairs.len();
-        drop(ops);
-        pairs.sort_unstable();
-        pairs.dedup();
+        let (total, unique, duplicated) = common::stored(&m);
         let (p50, p95, p99) = percentiles(m_lat);
         let (b50, b95, b99) = percentiles(b_lat);
         println!(
             "records: {clients} clients x {each}: {} of {} stored, {} duplicated, {m_failed} failed (bare: {b_failed} failed), {elapsed:.1} s",
-            pairs.len(),
+            unique,
             clients * each,
-            stored - pairs.len()
+            duplicated
         );
         println!(
             "record latency ms p50/p95/p99: mnemon {p50:.2}/{p95:.2}/{p99:.2}, bare SQLite handler {b50:.2}/{b95:.2}/{b99:.2} (p95 ratio {:.2}x)",

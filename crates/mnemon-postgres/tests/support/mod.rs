@@ -61,10 +61,6 @@ impl Database {
         }
     }
 
-    pub fn cluster(&self) -> Option<&Cluster> {
-        self.cluster.as_ref()
-    }
-
     /// A schema nobody else uses.
     pub fn schema(&self) -> String {
         let s = format!("t_{}_{}", self.tag, self.n.fetch_add(1, Ordering::SeqCst));

@@ -126,3 +126,25 @@ pub fn serve_if_asked() -> bool {
     );
     true
 }
+
+/// The `load` records of the bench's clients in `m` (prefill left out):
+/// every `load` operation stored, the distinct (client, index) pairs of the
+/// measured ones, and how many of those were stored twice.
+pub fn stored(m: &mnemon::Mnemon) -> (usize, usize, usize) {
+    let ops = m
+        .recent(&mnemon::OperationQuery {
+            kind: Some("load".into()),
+            limit: Some(usize::MAX >> 1),
+            ..Default::default()
+        })
+        .unwrap();
+    let mut pairs: Vec<(u64, u64)> = ops
+        .iter()
+        .map(|o| (o.data["c"].as_u64().unwrap(), o.data["i"].as_u64().unwrap()))
+        .filter(|&(_, i)| i < 1_000_000)
+        .collect();
+    let measured = pairs.len();
+    pairs.sort_unstable();
+    pairs.dedup();
+    (ops.len(), pairs.len(), measured - pairs.len())
+}
