@@ -64,15 +64,15 @@ struct Shared {
     lock_key: i64,
     /// The open unit of work of each thread that has one.
     units: Mutex<HashMap<ThreadId, Arc<Object>>>,
-    config: tokio_postgres::Config,
-    schema: Option<String>,
+    /// How it was reached, for [`PgStore::reopen`].
+    target: Target,
 }
 
 impl std::fmt::Debug for PgStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PgStore")
             .field("database", &self.shared.shown)
-            .field("schema", &self.shared.schema)
+            .field("schema", &self.shared.target.schema)
             .field("project_id", &self.shared.project_id)
             .finish()
     }
@@ -148,7 +148,7 @@ impl PgStore {
         let shown = target.shown();
         let mut config = target.config.clone();
         if let Some(schema) = &target.schema {
-            if !text::plain_name(schema) {
+            if !mnemon_core::config::StorageSection::plain_schema_name(schema) {
                 return Err(StoreError::Invalid(format!(
                     "`{schema}` is not a usable schema name: use lower-case letters, digits and _"
                 )));
@@ -177,19 +177,14 @@ impl PgStore {
                 project_id,
                 shown,
                 units: Mutex::default(),
-                config: target.config,
-                schema: target.schema,
+                target,
             }),
         })
     }
 
     /// A second, independent client of the same project.
     pub fn reopen(&self) -> Result<PgStore, StoreError> {
-        PgStore::connect(Target {
-            config: self.shared.config.clone(),
-            schema: self.shared.schema.clone(),
-            pool_size: DEFAULT_POOL,
-        })
+        PgStore::connect(self.shared.target.clone())
     }
 
     /// The database as messages name it, without the password.
@@ -198,7 +193,7 @@ impl PgStore {
     }
 
     pub fn schema(&self) -> Option<&str> {
-        self.shared.schema.as_deref()
+        self.shared.target.schema.as_deref()
     }
 
     fn unit(&self) -> Option<Arc<Object>> {

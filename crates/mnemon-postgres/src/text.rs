@@ -189,16 +189,6 @@ pub(crate) fn lock_key(project_id: &str) -> i64 {
     h as i64
 }
 
-/// A schema name mnemon may write into SQL unquoted.
-pub(crate) fn plain_name(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 63
-        && s.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-        && !s.starts_with(|c: char| c.is_ascii_digit())
-        && !s.starts_with("pg_")
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, reason = "tests: a panic is the failure report")]

@@ -180,6 +180,21 @@ pub struct StorageSection {
     pub schema: Option<String>,
 }
 
+impl StorageSection {
+    /// Whether `name` is a PostgreSQL schema name mnemon may write into SQL
+    /// unquoted: lower-case letters, digits and `_`, at most 63 bytes, not
+    /// starting with a digit or `pg_` (PostgreSQL's own).
+    pub fn plain_schema_name(name: &str) -> bool {
+        !name.is_empty()
+            && name.len() <= 63
+            && name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && !name.starts_with("pg_")
+    }
+}
+
 /// Where sentence embeddings come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -517,13 +517,7 @@ fn storage(k: &mut Check<'_>, s: &super::schema::StorageSection) {
         }
     }
     if let Some(schema) = s.schema.as_deref() {
-        let plain = !schema.is_empty()
-            && schema.len() <= 63
-            && schema
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-            && !schema.starts_with(|c: char| c.is_ascii_digit())
-            && !schema.starts_with("pg_");
+        let plain = super::schema::StorageSection::plain_schema_name(schema);
         if !plain {
             k.fail(
                 "storage.schema",
