@@ -409,6 +409,32 @@ pub fn search_finds_every_tier<B: Backend>(b: &B) {
     assert!(s.last_row(HitSource::Operation).unwrap() >= rows[0] as u64);
     let prefix = s.postings(HitSource::Operation, "kestr*", 10).unwrap();
     assert_eq!(prefix, rows, "a trailing * is a prefix");
+    // Many words at once answer as each alone, in the order asked; a term
+    // with no word in it, or a word nowhere, has no postings.
+    let asks = [
+        (HitSource::Message, "kestrel"),
+        (HitSource::Operation, "kestr*"),
+        (HitSource::Operation, "--"),
+        (HitSource::Operation, "zzzyqx"),
+        (HitSource::Operation, "kestrel"),
+    ];
+    let many = s.postings_many(&asks, 10).unwrap();
+    let each: Vec<Vec<i64>> = asks
+        .iter()
+        .map(|(source, term)| s.postings(*source, term, 10).unwrap())
+        .collect();
+    assert_eq!(many, each);
+    assert_eq!(many[1], rows);
+    assert_eq!(many[0].len(), 1, "the one message: {many:?}");
+    assert!(many[2].is_empty() && many[3].is_empty());
+    assert!(s.postings_many(&[], 10).unwrap().is_empty());
+    assert_eq!(
+        s.last_rows().unwrap(),
+        [
+            s.last_row(HitSource::Operation).unwrap(),
+            s.last_row(HitSource::Message).unwrap()
+        ]
+    );
 }
 
 fn draft(title: &str) -> EntityDraft {

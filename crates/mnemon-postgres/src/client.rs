@@ -6,8 +6,8 @@ use std::sync::{Arc, OnceLock};
 
 use deadpool_postgres::{Object, Pool};
 use mnemon_core::memory::StoreError;
-use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
+use tokio_postgres::{Row, SimpleQueryMessage, SimpleQueryRow};
 
 use crate::error::map_err;
 
@@ -95,6 +95,24 @@ impl Db {
             client.execute(&st, p).await
         })?
         .map_err(|e| self.err(e))
+    }
+
+    /// Statements whose values are written into them (see
+    /// [`crate::text::literal`]), sent in one round trip: the rows of each,
+    /// in order, as text. Each is planned for its own values, which a
+    /// prepared statement's generic plan is not.
+    pub fn simple_rows(&self, sql: &str) -> Result<Vec<Vec<SimpleQueryRow>>, StoreError> {
+        let messages = block(self.client.simple_query(sql))?.map_err(|e| self.err(e))?;
+        let mut out = Vec::new();
+        let mut rows = Vec::new();
+        for m in messages {
+            match m {
+                SimpleQueryMessage::Row(r) => rows.push(r),
+                SimpleQueryMessage::CommandComplete(_) => out.push(std::mem::take(&mut rows)),
+                _ => {}
+            }
+        }
+        Ok(out)
     }
 
     /// Statements without parameters, in one round trip.

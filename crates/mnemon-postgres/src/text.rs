@@ -74,6 +74,25 @@ pub(crate) fn every_word(query: &str) -> Option<String> {
     (!t.is_empty()).then(|| t.join(" & "))
 }
 
+/// `s` as an SQL string literal, for a statement sent with its values in
+/// it. The `E''` form escapes the same whatever the server's
+/// `standard_conforming_strings`.
+pub(crate) fn literal(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 3);
+    out.push_str("E'");
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("''"),
+            // PostgreSQL text cannot hold NUL.
+            '\0' => {}
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
 /// A URL for a message: the password, if any, replaced.
 pub(crate) fn without_password(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
@@ -193,6 +212,13 @@ pub(crate) fn lock_key(project_id: &str) -> i64 {
 mod tests {
     #![allow(clippy::unwrap_used, reason = "tests: a panic is the failure report")]
     use super::*;
+
+    #[test]
+    fn literals_escape_quotes_and_backslashes() {
+        assert_eq!(literal("('parser':*)"), "E'(''parser'':*)'");
+        assert_eq!(literal(r"a\'b"), r"E'a\\''b'");
+        assert_eq!(literal("x\0y"), "E'xy'");
+    }
 
     #[test]
     fn words_split_like_retrieval_and_fold_case() {

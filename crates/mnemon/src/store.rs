@@ -316,6 +316,16 @@ impl SearchStore for AnyStore {
     fn last_row(&self, source: HitSource) -> Result<u64, StoreError> {
         each!(self, s => s.last_row(source))
     }
+    fn postings_many(
+        &self,
+        asks: &[(HitSource, &str)],
+        cap: usize,
+    ) -> Result<Vec<Vec<i64>>, StoreError> {
+        each!(self, s => s.postings_many(asks, cap))
+    }
+    fn last_rows(&self) -> Result<[u64; 2], StoreError> {
+        each!(self, s => s.last_rows())
+    }
 }
 
 impl VectorStore for AnyStore {

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::postings::{Word, last_rows, read_word, score_log};
+use super::postings::{Word, last_rows, read_word, read_words, score_log};
 
 use crate::compress::sentences::terms;
 use crate::memory::{StoreError, Timestamp};
@@ -141,6 +141,26 @@ pub trait SearchStore: super::semantic::VectorStore {
     /// assigned in order, so it stands for the index's size without
     /// counting its rows.
     fn last_row(&self, source: HitSource) -> Result<u64, StoreError>;
+    /// [`SearchStore::postings`] of each of `asks`, in their order. A
+    /// retrieval reads many words at once; a store across a network answers
+    /// them in one round trip.
+    fn postings_many(
+        &self,
+        asks: &[(HitSource, &str)],
+        cap: usize,
+    ) -> Result<Vec<Vec<i64>>, StoreError> {
+        asks.iter()
+            .map(|(source, term)| self.postings(*source, term, cap))
+            .collect()
+    }
+    /// [`SearchStore::last_row`] of each of [`LOG_SOURCES`], which every
+    /// retrieval reads first.
+    fn last_rows(&self) -> Result<[u64; 2], StoreError> {
+        Ok([
+            self.last_row(LOG_SOURCES[0])?,
+            self.last_row(LOG_SOURCES[1])?,
+        ])
+    }
 }
 
 /// Words in more than this share of records say little about relevance and
@@ -388,18 +408,19 @@ pub fn retrieve<S: SearchStore + ?Sized>(
     // word is.
     let mut words: Vec<Word> = Vec::new();
     let mut known_common: Vec<(String, u64)> = Vec::new();
+    let mut unknown: Vec<String> = Vec::new();
     for w in search_words(&q) {
         match common.get(&w, rows) {
             Some(docs) => known_common.push((w, docs)),
-            None => {
-                let word = read_word(store, &w, last)?;
-                if is_common(word.docs()) {
-                    common.put(&w, word.docs(), rows);
-                }
-                if !words.iter().any(|x| x.word == word.word) {
-                    words.push(word);
-                }
-            }
+            None => unknown.push(w),
+        }
+    }
+    for word in read_words(store, &unknown, last)? {
+        if is_common(word.docs()) {
+            common.put(&word.word, word.docs(), rows);
+        }
+        if !words.iter().any(|x| x.word == word.word) {
+            words.push(word);
         }
     }
     // Keep the selective words; if none is, the rarest one.
@@ -427,20 +448,25 @@ pub fn retrieve<S: SearchStore + ?Sized>(
             }
         }
     }
-    // A capitalized word found everywhere ("Step 12: …") is no name.
+    // A capitalized word found everywhere ("Step 12: …") is no name. Names
+    // are read in order, as many at a time as are still wanted, so no more
+    // are read than one at a time would.
     let mut names: Vec<Word> = Vec::new();
-    for w in extra {
-        if names.len() == EXPANSION_NAMES {
-            break;
-        }
-        if common.get(&w, rows).is_some() {
-            continue;
-        }
-        let word = read_word(store, &w, last)?;
-        if is_common(word.docs()) {
-            common.put(&w, word.docs(), rows);
-        } else {
-            names.push(word);
+    let mut pending = extra
+        .into_iter()
+        .filter(|w| common.get(w, rows).is_none())
+        .peekable();
+    while names.len() < EXPANSION_NAMES && pending.peek().is_some() {
+        let next: Vec<String> = pending
+            .by_ref()
+            .take(EXPANSION_NAMES - names.len())
+            .collect();
+        for word in read_words(store, &next, last)? {
+            if is_common(word.docs()) {
+                common.put(&word.word, word.docs(), rows);
+            } else {
+                names.push(word);
+            }
         }
     }
     if !names.is_empty() {

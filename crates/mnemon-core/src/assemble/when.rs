@@ -8,6 +8,12 @@ use crate::memory::Timestamp;
 
 const DAY: i64 = 86_400_000;
 
+/// Whether `query` names a span at all: which words name one does not
+/// depend on the present.
+pub fn names_span(query: &str) -> bool {
+    span(query, Timestamp(0)).is_some()
+}
+
 /// The span `query` refers to, from `now`, if it names one. Spans are
 /// generous (a "last week" asked on a Monday may mean the week before the
 /// weekend or the last seven days): they raise what falls inside, they do
@@ -165,6 +171,14 @@ mod tests {
             "the previous version",
         ] {
             assert_eq!(span(q, NOW), None, "{q}");
+            assert!(!names_span(q), "{q}");
+        }
+        for q in [
+            "what did we ship last week",
+            "the call two days ago",
+            "yesterday's bug",
+        ] {
+            assert!(names_span(q), "{q}");
         }
     }
 }
