@@ -40,15 +40,21 @@ const BATCH: usize = 16;
 /// instruction; documents go without it.
 const BGE_QUERY: &str = "Represent this sentence for searching relevant passages: ";
 
+/// Threads that embed one query. A query is a few word pieces, so its
+/// matrix products are bound by reading the model's 42 MB of weights, and
+/// two cores read them faster than one: at 100,000 operations a fused
+/// context's p95 went from 18.9 to 16.2 ms on the 2-vCPU machine of
+/// BENCHMARKS.md, though the words' ranking runs beside it. More were not
+/// measured.
+const QUERY_THREADS: usize = 2;
+
 pub struct LocalEmbedder {
     name: String,
     model: BertModel,
     tokenizer: Tokenizer,
     query_prefix: &'static str,
-    /// One thread for queries: a query is a few word pieces, too small
-    /// for candle's matrix products to gain from the global pool's
-    /// threads, and it runs beside the words' ranking on another thread
-    /// (`Engine::context`), so more threads only wait on each other.
+    /// A pool of its own for queries ([`QUERY_THREADS`]): on candle's
+    /// global pool a query waited behind other work.
     query_pool: rayon::ThreadPool,
 }
 
@@ -107,7 +113,7 @@ impl LocalEmbedder {
             ""
         };
         let query_pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
+            .num_threads(QUERY_THREADS)
             .thread_name(|_| "mnemon-embed-query".to_string())
             .build()
             .map_err(|e| LoadError::Model {

@@ -13,6 +13,7 @@
 
 pub mod candidates;
 pub mod fence;
+pub mod index;
 pub mod plan;
 pub mod postings;
 pub mod retrieve;

@@ -433,7 +433,7 @@ mod reading_tests {
                     } else {
                         name == word
                     };
-                    named && k % (j + 1) == 0
+                    named && k.is_multiple_of(j + 1)
                 })
             };
             Ok((1..=self.texts.len())

@@ -7,13 +7,13 @@
 //!
 //! The model comes in through [`Embedder`] (a model run in-process, or a
 //! server's embeddings endpoint); vectors are stored with the records
-//! ([`VectorStore`]) and scanned whole: a flat scan of int8 vectors is
-//! exact, and at a million records still a few milliseconds of integer dot
-//! products, which compilers vectorise.
+//! ([`VectorStore`]) and searched in memory ([`VectorIndex`], in
+//! `index.rs`): exact up to ten thousand chunks, past that scored exactly
+//! among those whose signs agree most with the query's.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 
+pub use super::index::VectorIndex;
 use super::retrieve::{HitSource, LOG_SOURCES, Ranked, SearchStore};
 use crate::memory::StoreError;
 
@@ -256,229 +256,6 @@ pub fn backfill<S: SearchStore + VectorStore + ?Sized>(
     Ok(done)
 }
 
-/// Every stored vector of one model, flat in memory, kept across calls and
-/// topped up with what was stored since.
-#[derive(Debug, Default)]
-pub struct VectorIndex {
-    inner: Mutex<Flat>,
-}
-
-#[derive(Debug, Default)]
-struct Flat {
-    model: String,
-    /// The store position read up to.
-    seen: i64,
-    dims: usize,
-    keys: Vec<(HitSource, i64)>,
-    scales: Vec<f32>,
-    /// `keys.len() × dims` values, one vector after another.
-    values: Vec<i8>,
-    /// Where each stored (source, row, chunk) sits, so a vector stored
-    /// again replaces its old copy.
-    slot: HashMap<(HitSource, i64, u32), usize>,
-    /// Records forgotten since their vectors were loaded: never returned.
-    gone: std::collections::HashSet<(HitSource, i64)>,
-}
-
-/// Vectors read from the store per query to it.
-const PAGE: usize = 20_000;
-
-impl VectorIndex {
-    /// Records that were forgotten: their vectors (already deleted from
-    /// the store) stop taking places among the nearest.
-    pub fn forget(&self, records: impl IntoIterator<Item = (HitSource, i64)>) {
-        let mut flat = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        flat.gone.extend(records);
-    }
-
-    /// The `k` records whose chunks are nearest `query` (cosine), best
-    /// first, with their similarity: a record scores its best chunk.
-    pub fn nearest<S: VectorStore + ?Sized>(
-        &self,
-        store: &S,
-        model: &str,
-        query: &[f32],
-        k: usize,
-    ) -> Result<Vec<(HitSource, i64, f32)>, StoreError> {
-        let mut flat = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        if flat.model != model {
-            *flat = Flat {
-                model: model.to_string(),
-                ..Flat::default()
-            };
-        }
-        loop {
-            let page = store.vectors_since(model, flat.seen, PAGE)?;
-            let Some(last) = page.last().map(|p| p.0) else {
-                break;
-            };
-            for (_, v) in page {
-                flat.add(v);
-            }
-            flat.seen = last;
-        }
-        Ok(flat.nearest(query, k))
-    }
-}
-
-impl Flat {
-    fn add(&mut self, v: StoredVector) {
-        if self.dims == 0 {
-            self.dims = v.vector.values.len();
-        }
-        if v.vector.values.len() != self.dims {
-            // A vector of another length cannot come from this model;
-            // comparing it would be meaningless.
-            return;
-        }
-        let key = (v.source, v.row, v.chunk);
-        match self.slot.get(&key) {
-            Some(&i) => {
-                self.scales[i] = v.vector.scale;
-                self.values[i * self.dims..(i + 1) * self.dims].copy_from_slice(&v.vector.values);
-            }
-            None => {
-                self.slot.insert(key, self.keys.len());
-                self.keys.push((v.source, v.row));
-                self.scales.push(v.vector.scale);
-                self.values.extend_from_slice(&v.vector.values);
-            }
-        }
-    }
-
-    /// The `want` entries most similar to `q`, unordered: the scan split
-    /// over the machine's cores for a large index (each part keeps its own
-    /// best `want`, which hold the overall best), inline for a small one.
-    fn scan(&self, q: &Quantized, want: usize) -> Vec<(f32, usize)> {
-        let arch = pulp::Arch::new();
-        let part = |from: usize, to: usize| -> Vec<(f32, usize)> {
-            let mut sims = arch.dispatch(Similarities {
-                q,
-                values: &self.values[from * self.dims..to * self.dims],
-                scales: &self.scales[from..to],
-                first: from,
-            });
-            if want < sims.len() {
-                sims.select_nth_unstable_by(want, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-                sims.truncate(want);
-            }
-            sims
-        };
-        let n = self.keys.len();
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |t| t.get())
-            .min(n / SCAN_PART_MIN)
-            .max(1);
-        if threads == 1 {
-            return part(0, n);
-        }
-        let step = n.div_ceil(threads);
-        let mut all: Vec<(f32, usize)> = std::thread::scope(|s| {
-            let parts: Vec<_> = (0..threads)
-                .map(|t| {
-                    let (from, to) = (t * step, ((t + 1) * step).min(n));
-                    s.spawn(move || part(from, to))
-                })
-                .collect();
-            parts
-                .into_iter()
-                .flat_map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .collect()
-        });
-        if want < all.len() {
-            all.select_nth_unstable_by(want, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-            all.truncate(want);
-        }
-        all
-    }
-
-    fn nearest(&self, query: &[f32], k: usize) -> Vec<(HitSource, i64, f32)> {
-        if self.keys.is_empty() || query.len() != self.dims || k == 0 {
-            return Vec::new();
-        }
-        let q = Quantized::of(query);
-        // Chunks of one record are several entries: take enough to find
-        // `k` distinct records in all but pathological cases.
-        let want = (k * 4).min(self.keys.len());
-        let mut sims = self.scan(&q, want);
-        sims.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        let mut out: Vec<(HitSource, i64, f32)> = Vec::with_capacity(k);
-        for (sim, i) in sims {
-            let (source, row) = self.keys[i];
-            if !self.gone.contains(&(source, row))
-                && !out.iter().any(|o| o.0 == source && o.1 == row)
-            {
-                out.push((source, row, sim));
-                if out.len() == k {
-                    break;
-                }
-            }
-        }
-        out
-    }
-}
-
-/// Vectors below which a scan is not worth another thread: at 384
-/// dimensions a thread's start costs about what 5,000 dot products do.
-/// On the 2-vCPU machine of BENCHMARKS.md the vectorised scan is bound by
-/// memory bandwidth (about 8 GB/s: 100,000 vectors in 4.7 ms on one core,
-/// 4.3 ms for each half on two), so the split gains little there; it is
-/// kept for machines whose cores do not share one narrow memory path.
-const SCAN_PART_MIN: usize = 20_000;
-
-/// The similarity of `q` to each vector of a slice of the index, with
-/// its entry number. Run through [`pulp::Arch::dispatch`], which compiles
-/// this loop once per instruction set (SSE2 to AVX-512) and picks the
-/// best the processor has when it runs: the build's baseline (SSE2 on
-/// x86-64) has no fast 8-bit multiply-add, and the scan is most of what
-/// retrieval by meaning costs at 100,000 records. Measured 3.3 times
-/// faster than the same loop at the baseline, with no unsafe code here.
-struct Similarities<'a> {
-    q: &'a Quantized,
-    values: &'a [i8],
-    scales: &'a [f32],
-    first: usize,
-}
-
-impl pulp::WithSimd for Similarities<'_> {
-    type Output = Vec<(f32, usize)>;
-
-    #[inline(always)]
-    fn with_simd<S: pulp::Simd>(self, _: S) -> Self::Output {
-        let dims = self.q.values.len();
-        let mut sims = Vec::with_capacity(self.scales.len());
-        for (i, (v, s)) in self.values.chunks_exact(dims).zip(self.scales).enumerate() {
-            sims.push((
-                dot(&self.q.values, v) as f32 * self.q.scale * s,
-                self.first + i,
-            ));
-        }
-        sims
-    }
-}
-
-/// Integer dot product: written plainly over fixed-size lanes so the
-/// compiler turns it into SIMD multiply-adds (inlined into
-/// [`Similarities`], at the instruction set chosen there).
-#[inline(always)]
-fn dot(a: &[i8], b: &[i8]) -> i32 {
-    const LANES: usize = 32;
-    let mut acc = [0i32; LANES];
-    let (ac, ar) = a.split_at(a.len() - a.len() % LANES);
-    let (bc, br) = b.split_at(ac.len());
-    for (x, y) in ac.chunks_exact(LANES).zip(bc.chunks_exact(LANES)) {
-        for l in 0..LANES {
-            acc[l] += i32::from(x[l]) * i32::from(y[l]);
-        }
-    }
-    let tail: i32 = ar
-        .iter()
-        .zip(br)
-        .map(|(x, y)| i32::from(*x) * i32::from(*y))
-        .sum();
-    acc.iter().sum::<i32>() + tail
-}
-
 /// The RRF constant: how much the first few ranks dominate. 60 is the
 /// value of the method's authors, used by most search engines since; it
 /// was not tuned here.
@@ -529,6 +306,7 @@ pub fn fuse(lexical: Vec<Ranked>, semantic: Vec<Ranked>) -> Vec<Ranked> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::index::dot;
     use super::*;
     use crate::assemble::retrieve::Hit;
     use crate::memory::Timestamp;
@@ -571,20 +349,6 @@ mod tests {
     }
 
     #[test]
-    fn the_dot_product_counts_every_lane_and_the_tail() {
-        for n in [0, 1, 31, 32, 33, 100, 384] {
-            let a: Vec<i8> = (0..n).map(|i| (i % 17) as i8 - 8).collect();
-            let b: Vec<i8> = (0..n).map(|i| (i % 5) as i8 - 2).collect();
-            let plain: i32 = a
-                .iter()
-                .zip(&b)
-                .map(|(x, y)| i32::from(*x) * i32::from(*y))
-                .sum();
-            assert_eq!(dot(&a, &b), plain, "length {n}");
-        }
-    }
-
-    #[test]
     fn long_texts_are_cut_between_sentences() {
         assert!(chunks("   ").is_empty());
         assert_eq!(chunks("One short turn."), vec!["One short turn."]);
@@ -616,78 +380,5 @@ mod tests {
         let alone = fuse(vec![ranked("m1", 3.0), ranked("m2", 2.0)], Vec::new());
         let ids: Vec<&str> = alone.iter().map(|r| r.hit.id.as_str()).collect();
         assert_eq!(ids, ["m1", "m2"]);
-    }
-
-    #[test]
-    fn a_scan_split_over_threads_finds_what_one_pass_finds() {
-        // Enough vectors for several parts; a pseudo-random set with ties.
-        let mut flat = Flat::default();
-        let mut seed = 7u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((seed >> 33) % 200) as f32 / 100.0 - 1.0
-        };
-        for row in 0..(SCAN_PART_MIN as i64 * 3 + 17) {
-            let v: Vec<f32> = (0..16).map(|_| next()).collect();
-            flat.add(StoredVector {
-                source: HitSource::Operation,
-                row,
-                chunk: 0,
-                vector: Quantized::of(&v),
-            });
-        }
-        let query: Vec<f32> = (0..16).map(|_| next()).collect();
-        let q = Quantized::of(&query);
-        // One pass, by hand: every entry scored, best first, ties by position.
-        let mut all: Vec<(f32, usize)> = flat
-            .values
-            .chunks_exact(flat.dims)
-            .zip(&flat.scales)
-            .enumerate()
-            .map(|(i, (v, s))| (dot(&q.values, v) as f32 * q.scale * s, i))
-            .collect();
-        all.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        for want in [1, 10, 400, 5_000] {
-            let mut split = flat.scan(&q, want);
-            split.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-            assert_eq!(split, all[..want].to_vec(), "want {want}");
-        }
-    }
-
-    #[test]
-    fn the_nearest_records_score_their_best_chunk() {
-        let mut flat = Flat::default();
-        let v = |x: f32, y: f32| Quantized::of(&[x, y, 0.0]);
-        let add = |flat: &mut Flat, row, chunk, q: Quantized| {
-            flat.add(StoredVector {
-                source: HitSource::Message,
-                row,
-                chunk,
-                vector: q,
-            })
-        };
-        add(&mut flat, 1, 0, v(1.0, 0.0));
-        add(&mut flat, 2, 0, v(0.0, 1.0));
-        add(&mut flat, 2, 1, v(0.9, 0.1));
-        add(&mut flat, 3, 0, v(0.5, 0.5));
-        let near = flat.nearest(&[1.0, 0.0, 0.0], 3);
-        let rows: Vec<i64> = near.iter().map(|n| n.1).collect();
-        assert_eq!(rows, [1, 2, 3]);
-        assert!(near[1].2 > 0.98, "row 2 by its second chunk: {near:?}");
-        // Stored again, a chunk replaces its old vector.
-        add(&mut flat, 1, 0, v(-1.0, 0.0));
-        let rows = |flat: &Flat| -> Vec<i64> {
-            flat.nearest(&[1.0, 0.0, 0.0], 2)
-                .iter()
-                .map(|n| n.1)
-                .collect()
-        };
-        assert_eq!(rows(&flat), [2, 3]);
-        assert!(flat.nearest(&[1.0, 0.0], 2).is_empty(), "wrong length");
-        // A forgotten record takes no place among the nearest.
-        flat.gone.insert((HitSource::Message, 2));
-        assert_eq!(rows(&flat), [3, 1]);
     }
 }
