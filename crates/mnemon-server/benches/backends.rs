@@ -148,7 +148,7 @@ fn main() {
         let queries = ["parser work", "client 3", "step 500", "finished", "step 17 of client 9"];
         let mut c_l = Vec::new();
         let mut c_p = Vec::new();
-        for round in 0..60 {
+        for round in 0..210 {
             for (base, token, out) in [(&lite, &lite_token, &mut c_l), (&pg, &pg_token, &mut c_p)] {
                 let t0 = Instant::now();
                 let r = http

@@ -98,33 +98,30 @@ pub fn read_words<S: SearchStore + ?Sized>(
     last: [u64; 2],
 ) -> Result<Vec<Word>, StoreError> {
     let logs = LOG_SOURCES.len();
-    let asks: Vec<(HitSource, &str)> = words
+    // An index that has never held a record is not asked.
+    let open: Vec<usize> = (0..logs).filter(|l| last[*l] > 0).collect();
+    let mut found: Vec<Vec<i64>> = vec![Vec::new(); words.len() * logs];
+    let wholes: Vec<(usize, (HitSource, &str))> = words
         .iter()
-        .flat_map(|w| {
+        .enumerate()
+        .flat_map(|(i, w)| {
             let whole = w.strip_suffix('*').unwrap_or(w);
-            LOG_SOURCES.map(|source| (source, whole))
+            open.iter()
+                .map(move |&l| (i * logs + l, (LOG_SOURCES[l], whole)))
         })
         .collect();
-    let mut found = store.postings_many(&asks, POSTINGS)?;
-    // Where in `found` each prefix read as a prefix goes, and its ask.
-    let again: Vec<(usize, (HitSource, &str))> = words
+    ask(store, &wholes, &mut found)?;
+    let prefixes: Vec<(usize, (HitSource, &str))> = words
         .iter()
         .enumerate()
         .filter(|(_, w)| w.ends_with('*'))
         .flat_map(|(i, w)| {
-            LOG_SOURCES
-                .into_iter()
-                .enumerate()
-                .map(move |(l, source)| (i * logs + l, (source, w.as_str())))
+            open.iter()
+                .map(move |&l| (i * logs + l, (LOG_SOURCES[l], w.as_str())))
         })
-        .filter(|(at, _)| found.get(*at).is_some_and(|rows| rows.len() < POSTINGS))
+        .filter(|(at, _)| found[*at].len() < POSTINGS)
         .collect();
-    if !again.is_empty() {
-        let asks: Vec<(HitSource, &str)> = again.iter().map(|(_, ask)| *ask).collect();
-        for ((at, _), rows) in again.iter().zip(store.postings_many(&asks, POSTINGS)?) {
-            found[*at] = rows;
-        }
-    }
+    ask(store, &prefixes, &mut found)?;
     let mut found = found.into_iter();
     let mut out = Vec::with_capacity(words.len());
     for w in words {
@@ -138,6 +135,22 @@ pub fn read_words<S: SearchStore + ?Sized>(
         });
     }
     Ok(out)
+}
+
+/// Each ask's postings into `found` at the place it names, in one call.
+fn ask<S: SearchStore + ?Sized>(
+    store: &S,
+    asks: &[(usize, (HitSource, &str))],
+    found: &mut [Vec<i64>],
+) -> Result<(), StoreError> {
+    if asks.is_empty() {
+        return Ok(());
+    }
+    let terms: Vec<(HitSource, &str)> = asks.iter().map(|(_, a)| *a).collect();
+    for ((at, _), rows) in asks.iter().zip(store.postings_many(&terms, POSTINGS)?) {
+        found[*at] = rows;
+    }
+    Ok(())
 }
 
 /// The best `depth` records of `source` for `words`, with `bm25` set as
@@ -560,5 +573,13 @@ mod reading_tests {
         store.postings_calls.set(0);
         read_words(&store, &words[..2], last).unwrap();
         assert_eq!(store.postings_calls.get(), 1, "no prefix, one call");
+        // A log that never held a record is not asked (these pages would
+        // answer for any log).
+        let read = read_words(&store, &words[2..], [3_000, 0]).unwrap();
+        assert!(read.iter().all(|w| w.logs[1].rows.is_empty()));
+        assert!(read.iter().all(|w| !w.logs[0].rows.is_empty()));
+        store.postings_calls.set(0);
+        read_words(&store, &words[..1], [0, 0]).unwrap();
+        assert_eq!(store.postings_calls.get(), 0, "nothing to ask");
     }
 }
