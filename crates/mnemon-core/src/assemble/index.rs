@@ -1,14 +1,15 @@
 //! The vectors of one model, flat in memory, and the search for the
 //! nearest.
 //!
-//! Up to [`RESCORE_MIN`] vectors the search is exact: every int8 vector is
+//! Up to [`EXACT_UP_TO`] vectors the search is exact: every int8 vector is
 //! scored. Past it, scoring them all is the cost of retrieval by meaning
 //! (100,000 × 384 bytes, bound by memory bandwidth), so each vector also
 //! keeps its signs as bits: a pass over those (48 bytes a vector, popcount
 //! of an XOR) picks the entries whose signs agree most with the query's,
 //! and only they are scored exactly. The pass keeps at least
-//! [`RESCORE_MIN`] entries and eight times as many as asked for, so what
-//! it can miss is far down a list whose top is what fusion weighs.
+//! [`RESCORE_MIN`] entries and four times as many as asked for (which is
+//! itself four entries per record wanted), so what it can miss is far
+//! down a list whose top is what fusion weighs.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -18,11 +19,16 @@ use super::semantic::{Quantized, StoredVector, VectorStore};
 use crate::memory::StoreError;
 
 /// Up to this many vectors every one is scored exactly; past it, the
-/// signs choose which are (see the module's comment).
-pub const RESCORE_MIN: usize = 10_000;
+/// signs choose which are (see the module's comment). The conversations
+/// retrieval is measured on (BEAM's, a few thousand chunks each) stay
+/// below it.
+pub const EXACT_UP_TO: usize = 10_000;
+
+/// The fewest entries the signs' pass keeps.
+const RESCORE_MIN: usize = 5_000;
 
 /// How many entries the signs' pass keeps per entry asked for.
-const RESCORE_FACTOR: usize = 8;
+const RESCORE_FACTOR: usize = 4;
 
 /// Chosen vectors below which scoring them is not worth another thread:
 /// each is a cache miss, about 0.3 µs at 100,000 vectors.
@@ -131,13 +137,13 @@ impl Flat {
     }
 
     /// The `want` entries most similar to `q`, unordered: exact up to
-    /// [`RESCORE_MIN`] entries (or when asked for nearly all), else the
+    /// [`EXACT_UP_TO`] entries (or when asked for nearly all), else the
     /// best of those whose signs agree most with `q`'s. The same entries
     /// however many threads share the work.
     fn search(&self, q: &Quantized, want: usize) -> Vec<(f32, usize)> {
         let n = self.keys.len();
         let keep = want.saturating_mul(RESCORE_FACTOR).max(RESCORE_MIN);
-        if keep >= n {
+        if n <= EXACT_UP_TO || keep >= n {
             return self.scan(q, want);
         }
         let arch = pulp::Arch::new();
@@ -415,7 +421,7 @@ mod tests {
         let mut seed = 11u64;
         let query: Vec<f32> = (0..dims).map(|_| noise(&mut seed)).collect();
         let mut flat = Flat::default();
-        let n = RESCORE_MIN * 3;
+        let n = EXACT_UP_TO * 3;
         let mut planted = Vec::new();
         for row in 0..n as i64 {
             let mut v: Vec<f32> = (0..dims).map(|_| noise(&mut seed)).collect();
@@ -429,7 +435,7 @@ mod tests {
             }
             add(&mut flat, row, &v);
         }
-        assert!(flat.keys.len() > RESCORE_MIN);
+        assert!(flat.keys.len() > EXACT_UP_TO);
         let k = planted.len();
         let exact: Vec<(HitSource, i64, f32)> = {
             let q = Quantized::of(&query);
