@@ -3,7 +3,9 @@
 use std::collections::BTreeMap;
 
 use super::{Engine, EngineError, EngineStore};
-use crate::assemble::retrieve::{Budget, Ranked, SearchStore, retrieve, with_neighbours};
+use crate::assemble::retrieve::{
+    Budget, HitSource, Ranked, SearchStore, retrieve, with_neighbours,
+};
 use crate::assemble::semantic;
 use crate::assemble::{
     Assembled, Assembler, BudgetPlan, Candidate, Format, SectionKind, candidates,
@@ -79,7 +81,7 @@ impl<S: EngineStore + SearchStore> Engine<S> {
             )
         });
         let lexical = lexical?;
-        match q.and_then(|q| self.nearest(embedder, &q, limit)) {
+        match q.and_then(|q| self.nearest(embedder, &q, limit, &lexical)) {
             Ok(semantic) => Ok((semantic::fuse(lexical, semantic), None)),
             Err(semantic::EmbedError::Store(e)) => Err(e.into()),
             Err(e) => Ok((
@@ -125,12 +127,15 @@ impl<S: EngineStore + SearchStore> Engine<S> {
         Ok(ranked)
     }
 
-    /// The records nearest the query's vector `q`, best first.
+    /// The records nearest the query's vector `q`, best first. Those the
+    /// words' ranking (`known`) already holds are taken from it, not read
+    /// again: fusion keeps the words' copy of a record found by both.
     fn nearest(
         &self,
         embedder: &dyn semantic::Embedder,
         q: &[f32],
         limit: usize,
+        known: &[Ranked],
     ) -> Result<Vec<Ranked>, semantic::EmbedError> {
         semantic::backfill(
             self.store(),
@@ -141,21 +146,44 @@ impl<S: EngineStore + SearchStore> Engine<S> {
         let near = self
             .vectors
             .nearest(self.store(), embedder.model(), q, limit)?;
+        let similarity: std::collections::HashMap<(HitSource, i64), f32> =
+            near.iter().map(|n| ((n.0, n.1), n.2)).collect();
+        let held: std::collections::HashMap<(HitSource, i64), &Ranked> = known
+            .iter()
+            .filter(|r| similarity.contains_key(&(r.hit.source, r.hit.row)))
+            .map(|r| ((r.hit.source, r.hit.row), r))
+            .collect();
         let mut semantic: Vec<Ranked> = Vec::with_capacity(near.len());
         for source in crate::assemble::retrieve::LOG_SOURCES {
-            let rows: Vec<i64> = near.iter().filter(|n| n.0 == source).map(|n| n.1).collect();
-            for hit in self.store().records(source, &rows)? {
-                let sim = near
-                    .iter()
-                    .find(|n| n.0 == source && n.1 == hit.row)
-                    .map_or(0.0, |n| n.2);
+            let rows: Vec<i64> = near
+                .iter()
+                .filter(|n| n.0 == source && !held.contains_key(&(n.0, n.1)))
+                .map(|n| n.1)
+                .collect();
+            let read = self.store().records(source, &rows)?;
+            let reused = held
+                .values()
+                .filter(|r| r.hit.source == source)
+                .map(|r| r.hit.clone());
+            for hit in read.into_iter().chain(reused) {
+                let sim = similarity
+                    .get(&(hit.source, hit.row))
+                    .copied()
+                    .unwrap_or(0.0);
                 semantic.push(Ranked {
                     hit,
                     score: f64::from(sim),
                 });
             }
         }
-        semantic.sort_by(|a, b| b.score.total_cmp(&a.score));
+        // Equal similarities (a text said twice) rank the newer first, in
+        // whatever order the records were gathered.
+        semantic.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(b.hit.row.cmp(&a.hit.row))
+                .then(a.hit.id.cmp(&b.hit.id))
+        });
         Ok(semantic)
     }
 
