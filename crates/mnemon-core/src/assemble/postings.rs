@@ -379,7 +379,6 @@ mod reading_tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::assemble::semantic::{StoredVector, VectorStore};
     use crate::memory::Timestamp;
     use crate::tokens::Heuristic;
 
@@ -402,31 +401,7 @@ mod reading_tests {
         }
     }
 
-    impl VectorStore for Pages {
-        fn put_vectors(&self, _: &str, _: &[StoredVector]) -> Result<(), StoreError> {
-            Err(StoreError::Invalid("these pages keep no vectors".into()))
-        }
-        fn vectors_since(
-            &self,
-            _: &str,
-            _: i64,
-            _: usize,
-        ) -> Result<Vec<(i64, StoredVector)>, StoreError> {
-            Ok(Vec::new())
-        }
-        fn unembedded(
-            &self,
-            _: &str,
-            _: HitSource,
-            _: i64,
-            _: usize,
-        ) -> Result<Vec<i64>, StoreError> {
-            Ok(Vec::new())
-        }
-        fn unembedded_count(&self, _: &str, _: HitSource) -> Result<u64, StoreError> {
-            Ok(0)
-        }
-    }
+    crate::assemble::semantic::keeps_no_vectors!(Pages);
 
     impl SearchStore for Pages {
         fn search(&self, _: &str, _: usize, _: &[HitSource]) -> Result<Vec<Hit>, StoreError> {

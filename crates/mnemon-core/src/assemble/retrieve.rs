@@ -651,35 +651,7 @@ mod common_word_tests {
         }
     }
 
-    impl crate::assemble::semantic::VectorStore for Log {
-        fn put_vectors(
-            &self,
-            _: &str,
-            _: &[crate::assemble::semantic::StoredVector],
-        ) -> Result<(), StoreError> {
-            Err(StoreError::Invalid("this log keeps no vectors".into()))
-        }
-        fn vectors_since(
-            &self,
-            _: &str,
-            _: i64,
-            _: usize,
-        ) -> Result<Vec<(i64, crate::assemble::semantic::StoredVector)>, StoreError> {
-            Ok(Vec::new())
-        }
-        fn unembedded(
-            &self,
-            _: &str,
-            _: HitSource,
-            _: i64,
-            _: usize,
-        ) -> Result<Vec<i64>, StoreError> {
-            Ok(Vec::new())
-        }
-        fn unembedded_count(&self, _: &str, _: HitSource) -> Result<u64, StoreError> {
-            Ok(0)
-        }
-    }
+    crate::assemble::semantic::keeps_no_vectors!(Log);
 
     impl SearchStore for Log {
         fn search(&self, _: &str, _: usize, _: &[HitSource]) -> Result<Vec<Hit>, StoreError> {

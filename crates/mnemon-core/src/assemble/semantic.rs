@@ -93,6 +93,54 @@ impl Quantized {
     }
 }
 
+/// `VectorStore` for a test's store that keeps no vectors: retrieval by
+/// words needs the seam, not what it holds.
+#[cfg(test)]
+macro_rules! keeps_no_vectors {
+    ($store:ty) => {
+        impl $crate::assemble::semantic::VectorStore for $store {
+            fn put_vectors(
+                &self,
+                _: &str,
+                _: &[$crate::assemble::semantic::StoredVector],
+            ) -> Result<(), $crate::memory::StoreError> {
+                Err($crate::memory::StoreError::Invalid(
+                    "this test store keeps no vectors".into(),
+                ))
+            }
+            fn vectors_since(
+                &self,
+                _: &str,
+                _: i64,
+                _: usize,
+            ) -> Result<
+                Vec<(i64, $crate::assemble::semantic::StoredVector)>,
+                $crate::memory::StoreError,
+            > {
+                Ok(Vec::new())
+            }
+            fn unembedded(
+                &self,
+                _: &str,
+                _: $crate::assemble::retrieve::HitSource,
+                _: i64,
+                _: usize,
+            ) -> Result<Vec<i64>, $crate::memory::StoreError> {
+                Ok(Vec::new())
+            }
+            fn unembedded_count(
+                &self,
+                _: &str,
+                _: $crate::assemble::retrieve::HitSource,
+            ) -> Result<u64, $crate::memory::StoreError> {
+                Ok(0)
+            }
+        }
+    };
+}
+#[cfg(test)]
+pub(crate) use keeps_no_vectors;
+
 /// One stored vector: a chunk of one record.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredVector {
