@@ -61,7 +61,7 @@ fn child(db: &Path, name: &str, writes: usize) -> std::process::Child {
         .env(WRITES, writes.to_string())
         .env(NAME, name)
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap()
 }
@@ -137,7 +137,11 @@ fn processes_creating_one_database_together_all_succeed() {
             .collect();
         for c in children {
             let out = c.wait_with_output().unwrap();
-            assert!(out.status.success(), "round {round}: a child failed");
+            assert!(
+                out.status.success(),
+                "round {round}: a child failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
         let store = SqliteStore::open(&db).unwrap();
         assert_eq!(
