@@ -281,7 +281,33 @@ fn tune(conn: &Connection, shown: &str) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// How often a header that is not SQLite's is read before the file is
+/// called foreign, and the pause between reads.
+const HEADER_READS: u32 = 5;
+const HEADER_PAUSE: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Refuses a file that is not an SQLite database before SQLite touches it.
+/// A file another process is creating at this instant may show a torn first
+/// page (a read that overlaps the write of it), so a header that is not
+/// SQLite's is read again a few times before the file is refused; a
+/// foreign file is refused 80 ms later than at the first read.
 fn check_header(path: &Path, shown: &str) -> Result<(), StoreError> {
+    for attempt in 1..=HEADER_READS {
+        if header_is_sqlite(path, shown)? {
+            return Ok(());
+        }
+        if attempt < HEADER_READS {
+            std::thread::sleep(HEADER_PAUSE);
+        }
+    }
+    Err(StoreError::Foreign {
+        path: shown.to_string(),
+        reason: "it is not an SQLite database file".into(),
+    })
+}
+
+/// Whether the file starts as an SQLite database does, or is empty.
+fn header_is_sqlite(path: &Path, shown: &str) -> Result<bool, StoreError> {
     use std::io::Read;
     let mut head = [0u8; 16];
     let mut f = std::fs::File::open(path).map_err(|e| StoreError::ReadOnly {
@@ -291,16 +317,7 @@ fn check_header(path: &Path, shown: &str) -> Result<(), StoreError> {
     let n = f
         .read(&mut head)
         .map_err(|e| StoreError::Backend(e.to_string()))?;
-    if n == 0 {
-        return Ok(());
-    }
-    if n < 16 || &head != b"SQLite format 3\0" {
-        return Err(StoreError::Foreign {
-            path: shown.to_string(),
-            reason: "it is not an SQLite database file".into(),
-        });
-    }
-    Ok(())
+    Ok(n == 0 || (n == 16 && &head == b"SQLite format 3\0"))
 }
 
 fn new_id() -> String {
