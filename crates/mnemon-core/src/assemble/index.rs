@@ -176,8 +176,8 @@ impl Flat {
             .filter(|(_, d)| usize::from(**d) <= edge)
             .map(|(i, _)| i)
             .collect();
-        // Each chosen vector is a miss of the processor's caches; two
-        // threads wait on two at a time.
+        // Each chosen vector is a miss of the processor's caches: threads
+        // wait on several at once.
         let sims = in_parts(chosen.len(), RESCORE_PART_MIN, |from, to| {
             arch.dispatch(Chosen {
                 q,
@@ -296,13 +296,17 @@ impl pulp::WithSimd for Similarities<'_> {
         let dims = self.q.values.len();
         let mut sims = Vec::with_capacity(self.scales.len());
         for (i, (v, s)) in self.values.chunks_exact(dims).zip(self.scales).enumerate() {
-            sims.push((
-                dot(&self.q.values, v) as f32 * self.q.scale * s,
-                self.first + i,
-            ));
+            sims.push((cosine(self.q, v, *s), self.first + i));
         }
         sims
     }
+}
+
+/// The cosine of the query and one stored vector (`values` at `scale`);
+/// both are unit vectors.
+#[inline(always)]
+fn cosine(q: &Quantized, values: &[i8], scale: f32) -> f32 {
+    dot(&q.values, values) as f32 * q.scale * scale
 }
 
 /// Integer dot product: written plainly over fixed-size lanes so the
@@ -383,10 +387,7 @@ impl pulp::WithSimd for Chosen<'_> {
         let mut out = Vec::with_capacity(self.chosen.len());
         for &i in self.chosen {
             let v = &self.values[i * dims..(i + 1) * dims];
-            out.push((
-                dot(&self.q.values, v) as f32 * self.q.scale * self.scales[i],
-                i,
-            ));
+            out.push((cosine(self.q, v, self.scales[i]), i));
         }
         out
     }

@@ -448,7 +448,8 @@ mod reading_tests {
                 .iter()
                 .rev()
                 .filter_map(|r| {
-                    let text = self.texts.get(usize::try_from(*r).ok()? - 1)?.clone()?;
+                    let at = usize::try_from(*r).ok()?.checked_sub(1)?;
+                    let text = self.texts.get(at)?.clone()?;
                     Some(Hit {
                         source,
                         id: format!("o{r}"),

@@ -106,10 +106,10 @@ impl<S: EngineStore + SearchStore> Engine<S> {
             return Ok(ranked);
         }
         let mut now = None;
-        for source in crate::assemble::retrieve::LOG_SOURCES {
-            let last = self.store().last_row(source)? as i64;
+        let last = self.store().last_rows()?;
+        for (source, last) in crate::assemble::retrieve::LOG_SOURCES.into_iter().zip(last) {
             if last > 0 {
-                for hit in self.store().records(source, &[last])? {
+                for hit in self.store().records(source, &[last as i64])? {
                     now = now.max(Some(hit.at));
                 }
             }
