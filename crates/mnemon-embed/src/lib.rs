@@ -6,8 +6,12 @@
 //! No server and no network: the files are read once, and each call
 //! encodes a batch. Vectors are the mean of the last layer over the real
 //! tokens (sentence-transformers' pooling for these models), unit length.
+//!
+//! Documents go through candle's `f32` BERT; a query, which a context
+//! waits for, through the same weights in 8 bits (`query.rs`).
 
 pub mod hub;
+mod query;
 
 use std::path::{Path, PathBuf};
 
@@ -46,7 +50,7 @@ const BGE_QUERY: &str = "Represent this sentence for searching relevant passages
 /// context's p95 went from 18.9 to 16.2 ms on the 2-vCPU machine of
 /// BENCHMARKS.md, though the words' ranking runs beside it. More were not
 /// measured.
-const QUERY_THREADS: usize = 2;
+const QUERY_THREADS: usize = 1;
 
 pub struct LocalEmbedder {
     name: String,
@@ -56,6 +60,9 @@ pub struct LocalEmbedder {
     /// A pool of its own for queries ([`QUERY_THREADS`]): on candle's
     /// global pool a query waited behind other work.
     query_pool: rayon::ThreadPool,
+    /// Queries in 8-bit weights (`query.rs`); `None` for a model it does
+    /// not know.
+    query_encoder: Option<query::QueryEncoder>,
 }
 
 impl std::fmt::Debug for LocalEmbedder {
@@ -84,7 +91,8 @@ impl LocalEmbedder {
             path: shown.clone(),
             reason,
         };
-        let config: Config = serde_json::from_slice(&read(dir, "config.json")?)
+        let config_json = read(dir, "config.json")?;
+        let config: Config = serde_json::from_slice(&config_json)
             .map_err(|e| files(format!("config.json is not a BERT configuration: {e}")))?;
         let mut tokenizer = Tokenizer::from_bytes(read(dir, "tokenizer.json")?)
             .map_err(|e| files(format!("tokenizer.json could not be read: {e}")))?;
@@ -96,8 +104,15 @@ impl LocalEmbedder {
             }))
             .map_err(|e| files(format!("tokenizer.json: {e}")))?;
         let weights = read(dir, "model.safetensors")?;
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
+        let tensors = candle_core::safetensors::load_buffer(&weights, &Device::Cpu)
             .map_err(|e| files(format!("model.safetensors: {e}")))?;
+        drop(weights);
+        // A model the query encoder does not know embeds its queries with
+        // candle, as it does documents: slower, never wrong.
+        let query_encoder = serde_json::from_slice::<query::Shape>(&config_json)
+            .ok()
+            .and_then(|shape| query::QueryEncoder::build(&shape, &tensors).ok());
+        let vb = VarBuilder::from_tensors(tensors, DType::F32, &Device::Cpu);
         let model = BertModel::load(vb, &config).map_err(|e| LoadError::Model {
             path: shown.clone(),
             reason: e.to_string(),
@@ -126,6 +141,7 @@ impl LocalEmbedder {
             tokenizer,
             query_prefix,
             query_pool,
+            query_encoder,
         })
     }
 
@@ -199,9 +215,21 @@ impl Embedder for LocalEmbedder {
 
     fn embed_query(&self, query: &str) -> Result<Vec<f32>, EmbedError> {
         let text = format!("{}{query}", self.query_prefix);
-        self.query_pool
-            .install(|| self.batch(&[text]))?
-            .pop()
-            .ok_or_else(|| self.fail("no vector for the query"))
+        let Some(encoder) = &self.query_encoder else {
+            return self
+                .query_pool
+                .install(|| self.batch(&[text]))?
+                .pop()
+                .ok_or_else(|| self.fail("no vector for the query"));
+        };
+        let enc = self
+            .tokenizer
+            .encode(text, true)
+            .map_err(|e| self.fail(e))?;
+        let v = self
+            .query_pool
+            .install(|| encoder.encode(enc.get_ids(), enc.get_type_ids()))
+            .map_err(|e| self.fail(e))?;
+        Ok(unit(v))
     }
 }

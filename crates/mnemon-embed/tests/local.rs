@@ -88,3 +88,36 @@ fn a_directory_without_a_model_is_refused_with_what_to_do() {
     assert!(err.contains("config.json"), "{err}");
     assert!(err.contains("[embeddings] path"), "{err}");
 }
+
+/// Queries go through the 8-bit encoder, documents through candle in
+/// `f32`: for a model without a query instruction the two must give the
+/// same vector but for rounding, or queries would drift away from the
+/// documents they are meant to find.
+#[test]
+fn a_query_has_the_vector_the_document_encoder_gives_it() {
+    let texts = [
+        "What breed is my dog?",
+        "why did the login cache fail",
+        "When did we move the billing service to the new cluster, and who approved it?",
+        "x",
+        "Deploy the API on Friday.",
+        "Summarize every decision about the database schema made in March 2024.",
+        "¿Dónde está la estación de tren más cercana?",
+        "ERROR 1045 (28000): Access denied for user 'root'@'localhost' (using password: YES)",
+        "fn main() { println!(\"{}\", 2 + 2); }",
+        "",
+    ];
+    let long = "The quarterly report lists every incident of the last three months. ".repeat(30);
+    let mut texts: Vec<&str> = texts.to_vec();
+    texts.push(&long);
+    let documents = model().embed(&texts).unwrap();
+    let mut worst = 1.0f32;
+    for (t, d) in texts.iter().zip(&documents) {
+        let q = model().embed_query(t).unwrap();
+        assert_eq!(q.len(), d.len());
+        let c = cos(&q, d);
+        println!("{c:.5}  {t:.40}");
+        worst = worst.min(c);
+    }
+    assert!(worst > 0.995, "worst cosine {worst}");
+}
