@@ -44,12 +44,11 @@ const BATCH: usize = 16;
 /// instruction; documents go without it.
 const BGE_QUERY: &str = "Represent this sentence for searching relevant passages: ";
 
-/// Threads that embed one query. A query is a few word pieces, so its
-/// matrix products are bound by reading the model's 42 MB of weights, and
-/// two cores read them faster than one: at 100,000 operations a fused
-/// context's p95 went from 18.9 to 16.2 ms on the 2-vCPU machine of
-/// BENCHMARKS.md, though the words' ranking runs beside it. More were not
-/// measured.
+/// Threads that embed one query. One: the words' ranking runs beside it
+/// on the other core of a small machine, and on the 2-vCPU machine of
+/// BENCHMARKS.md a second thread for the 8-bit encoder changed a fused
+/// context's p95 by less than the noise (15.7 and 15.8 ms with one
+/// thread, 16.5 and 16.0 ms with two, alternated in one window).
 const QUERY_THREADS: usize = 1;
 
 pub struct LocalEmbedder {

@@ -260,8 +260,13 @@ const STATEMENT_CACHE: usize = 256;
 /// SQLite's page cache per connection. Retrieval reads a few hundred
 /// records scattered over the log; with the default 2 MiB the B-tree's
 /// interior pages of a large log were evicted by those reads and fetched
-/// from the file again on every lookup.
-const PAGE_CACHE_KIB: u32 = 4_096;
+/// from the file again on every lookup. Retrieval by meaning reads
+/// another few hundred, wherever their vectors point: at 100,000
+/// operations 4 MiB still sent most of those reads to the file, and
+/// 32 MiB took a fused context's p95 from 15.9–16.4 to 13.6–13.9 ms
+/// (BENCHMARKS.md, 2026-11-26). SQLite takes pages as it reads them, so
+/// a small project never fills it.
+const PAGE_CACHE_KIB: u32 = 32_768;
 
 /// Statements are planned once. Without the planner's stability guarantee,
 /// SQLite 3.54 compiles a statement again whenever a new value is bound to
