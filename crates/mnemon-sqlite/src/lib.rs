@@ -262,11 +262,12 @@ const STATEMENT_CACHE: usize = 256;
 /// interior pages of a large log were evicted by those reads and fetched
 /// from the file again on every lookup. Retrieval by meaning reads
 /// another few hundred, wherever their vectors point: at 100,000
-/// operations 4 MiB still sent most of those reads to the file, and
-/// 32 MiB took a fused context's p95 from 15.9–16.4 to 13.6–13.9 ms
-/// (BENCHMARKS.md, 2026-11-26). SQLite takes pages as it reads them, so
-/// a small project never fills it.
-const PAGE_CACHE_KIB: u32 = 32_768;
+/// operations 4 MiB sent most of those reads to the file. 16 MiB gained
+/// what 32 MiB did (fused p95 against words only 3.3 times, from 3.8;
+/// BENCHMARKS.md, 2026-11-26) at half the memory, which counts four times
+/// over in `mnemon serve` (a connection per engine, up to four). SQLite
+/// takes pages as it reads them, so a small project never fills it.
+const PAGE_CACHE_KIB: u32 = 16_384;
 
 /// Statements are planned once. Without the planner's stability guarantee,
 /// SQLite 3.54 compiles a statement again whenever a new value is bound to
