@@ -143,13 +143,13 @@ fn main() {
         "\n{n} operations and their vectors stored in {:.1?}",
         t.elapsed()
     );
-    let with_meaning = engine(
-        SqliteStore::open(&path).unwrap(),
-        128_000,
-        SteppingClock::starting(T0),
-        "bench",
-    )
-    .with_embedder(Arc::clone(&model), Arc::default());
+    // As `mnemon` opens a project whose contexts retrieve by meaning.
+    let meaning_store = SqliteStore::open(&path).unwrap();
+    meaning_store
+        .set_page_cache_kib(mnemon_sqlite::MEANING_PAGE_CACHE_KIB)
+        .unwrap();
+    let with_meaning = engine(meaning_store, 128_000, SteppingClock::starting(T0), "bench")
+        .with_embedder(Arc::clone(&model), Arc::default());
 
     let queries: Vec<String> = (0..200)
         .map(|i| {

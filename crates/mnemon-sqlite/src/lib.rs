@@ -156,6 +156,14 @@ impl SqliteStore {
             .map_err(|e| self.err(e))
     }
 
+    /// Sets this connection's page cache to `kib` KiB. SQLite takes pages
+    /// as it reads them, so a small project never fills it.
+    pub fn set_page_cache_kib(&self, kib: u32) -> Result<(), StoreError> {
+        self.conn()
+            .execute_batch(&format!("PRAGMA cache_size = -{kib}"))
+            .map_err(|e| self.err(e))
+    }
+
     fn conn(&self) -> Conn<'_> {
         let pass = self.gate.enter();
         // A panic while holding the lock cannot leave a half-written
@@ -260,14 +268,18 @@ const STATEMENT_CACHE: usize = 256;
 /// SQLite's page cache per connection. Retrieval reads a few hundred
 /// records scattered over the log; with the default 2 MiB the B-tree's
 /// interior pages of a large log were evicted by those reads and fetched
-/// from the file again on every lookup. Retrieval by meaning reads
-/// another few hundred, wherever their vectors point: at 100,000
-/// operations 4 MiB sent most of those reads to the file. 16 MiB gained
-/// what 32 MiB did (fused p95 against words only 3.3 times, from 3.8;
-/// BENCHMARKS.md, 2026-11-26) at half the memory, which counts four times
-/// over in `mnemon serve` (a connection per engine, up to four). SQLite
-/// takes pages as it reads them, so a small project never fills it.
-const PAGE_CACHE_KIB: u32 = 16_384;
+/// from the file again on every lookup.
+const PAGE_CACHE_KIB: u32 = 4_096;
+
+/// The page cache for a project whose contexts also retrieve by meaning
+/// ([`SqliteStore::set_page_cache_kib`]): those read another few hundred
+/// records wherever their vectors point, and at 100,000 operations 4 MiB
+/// sent most of those reads to the file. 16 MiB took a fused context's
+/// p95 from 3.8 to 3.3 times the words' alone, as 32 MiB did
+/// (BENCHMARKS.md, 2026-11-26). It is not the default: `mnemon serve`
+/// keeps several connections per project, and at 16 MiB each its peak
+/// RSS in the backends bench went from 235 to 345 MiB.
+pub const MEANING_PAGE_CACHE_KIB: u32 = 16_384;
 
 /// Statements are planned once. Without the planner's stability guarantee,
 /// SQLite 3.54 compiles a statement again whenever a new value is bound to
@@ -375,5 +387,28 @@ fn resolve_id(
                 count: count as usize,
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cache_size(store: &SqliteStore) -> i64 {
+        store
+            .conn()
+            .query_row("PRAGMA cache_size", [], |r| r.get(0))
+            .unwrap_or(0)
+    }
+
+    #[test]
+    fn the_page_cache_is_4_mib_unless_retrieval_by_meaning_asks_for_more() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let store = SqliteStore::open(&dir.path().join("m.db")).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(cache_size(&store), -i64::from(PAGE_CACHE_KIB));
+        store
+            .set_page_cache_kib(MEANING_PAGE_CACHE_KIB)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(cache_size(&store), -i64::from(MEANING_PAGE_CACHE_KIB));
     }
 }

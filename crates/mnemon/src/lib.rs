@@ -404,6 +404,9 @@ impl Mnemon {
                     pool.stores[turn % pool.stores.len()].clone()
                 };
                 pool.handed += 1;
+                if inner.semantic.is_some() {
+                    store.set_page_cache_kib(mnemon_sqlite::MEANING_PAGE_CACHE_KIB)?;
+                }
                 AnyStore::Sqlite(store)
             }
             Backend::Memory(store) => AnyStore::Sqlite(store.clone()),
