@@ -517,9 +517,10 @@ impl QueryEncoder {
                 }
                 let out = &mut context[i * h..][cols.clone()];
                 for (j, w) in weights.iter().enumerate() {
+                    let w = w / sum;
                     let vj = &v[j * h..][cols.clone()];
                     for (o, a) in out.iter_mut().zip(vj) {
-                        *o += w / sum * a;
+                        *o += w * a;
                     }
                 }
             }
