@@ -269,6 +269,17 @@ pub enum TokenCommand {
     },
 }
 
+/// A baseline `mnemon eval recall` scores beside mnemon.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BaselineArg {
+    /// The most recent turns that fit.
+    Recent,
+    /// The turns SQLite's BM25 ranks best.
+    Bm25,
+    /// BM25 and the embedding model by plain reciprocal-rank fusion.
+    Hybrid,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum EvalCommand {
     /// Evidence recall of mnemon and two baselines at several budgets.
@@ -288,9 +299,19 @@ pub enum EvalCommand {
         #[arg(long, requires = "json")]
         trace: bool,
         /// Fuse retrieval by meaning with this sentence-embedding model
-        /// directory (all-MiniLM-L6-v2: scripts/embedding-model.sh).
+        /// directory (all-MiniLM-L6-v2: `mnemon embeddings fetch`).
         #[arg(long, value_name = "DIR")]
         embeddings: Option<std::path::PathBuf>,
+        /// The baselines scored beside mnemon (default: recent and bm25, and
+        /// hybrid when --embeddings is given). `hybrid` is BM25 and the same
+        /// embedding model over turns, fused by plain reciprocal-rank fusion.
+        #[arg(long, value_delimiter = ',', value_name = "NAME,...")]
+        baseline: Vec<BaselineArg>,
+        /// Keep the model's vectors in FILE and reuse them on later runs:
+        /// embedding is most of an evaluation's time, and the same turns
+        /// are embedded again on every run.
+        #[arg(long, value_name = "FILE", requires = "embeddings")]
+        vector_cache: Option<std::path::PathBuf>,
     },
     /// Write a synthetic dataset with planted facts.
     Synth {

@@ -318,3 +318,55 @@ fn a_model_fetched_from_the_hub_is_loaded_and_retrieves_by_meaning() {
         "{err}"
     );
 }
+
+/// `eval recall --embeddings` scores the hybrid baseline (BM25 and the
+/// same model by plain RRF) beside mnemon, and a second run with
+/// `--vector-cache` answers every text from the file: the same figures.
+#[test]
+fn eval_recall_scores_the_hybrid_baseline_and_reuses_cached_vectors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/synth_small.json");
+    let cache = tmp.path().join("vectors.bin");
+    let model = model_dir();
+    let run = || {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mnemon"))
+            .args(["eval", "recall", "--data", data, "--budgets", "500,2000"])
+            .args(["--embeddings", model.to_str().unwrap()])
+            .args(["--vector-cache", cache.to_str().unwrap(), "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let first = run();
+    let size = std::fs::metadata(&cache).unwrap().len();
+    assert!(size > 0, "the vectors were kept");
+    for b in first["results"].as_array().unwrap() {
+        for m in ["mnemon", "recent", "bm25", "hybrid"] {
+            let r = b["overall"][m]["recall"].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&r), "{m}: {r}");
+        }
+        let hybrid = b["overall"]["hybrid"]["recall"].as_f64().unwrap();
+        let bm25 = b["overall"]["bm25"]["recall"].as_f64().unwrap();
+        assert!(hybrid > 0.0 && bm25 > 0.0, "{b}");
+    }
+    let second = run();
+    assert_eq!(first["results"], second["results"]);
+    assert_eq!(
+        std::fs::metadata(&cache).unwrap().len(),
+        size,
+        "nothing was embedded again"
+    );
+    // The hybrid baseline needs a model.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mnemon"))
+        .args(["eval", "recall", "--data", data, "--baseline", "hybrid"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--embeddings DIR"), "{err}");
+}

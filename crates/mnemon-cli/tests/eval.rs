@@ -108,8 +108,10 @@ fn mnemon_beats_both_baselines_at_every_budget_on_a_longer_generated_set() {
         let m = recall(&r, b, "mnemon", "recall");
         for baseline in ["recent", "bm25"] {
             let other = recall(&r, b, baseline, "recall");
+            // Ahead, or both with every evidence turn: the baselines read
+            // every matching turn, so BM25 fills a large budget too.
             assert!(
-                m > other,
+                m > other || m == 1.0,
                 "budget {b}: mnemon {m} against {baseline} {other}"
             );
         }

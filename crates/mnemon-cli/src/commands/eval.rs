@@ -2,10 +2,10 @@
 //! the library's (`mnemon::eval`); this prints it.
 
 use anyhow::{Context, Result};
-use mnemon::eval::{METHODS, Report, recall};
+use mnemon::eval::{Baseline, METHODS, Report, recall};
 use mnemon_core::eval::{Dataset, synth};
 
-use crate::cli::{EvalCommand, Global};
+use crate::cli::{BaselineArg, EvalCommand, Global};
 use crate::output::{BOLD, DIM, json};
 
 pub fn run(g: &Global, c: &EvalCommand) -> Result<()> {
@@ -53,21 +53,38 @@ pub fn run(g: &Global, c: &EvalCommand) -> Result<()> {
             preset,
             trace,
             embeddings,
+            baseline,
+            vector_cache,
         } => {
             let text = std::fs::read_to_string(data)
                 .with_context(|| format!("cannot read {}", data.display()))?;
             let d = Dataset::from_json(&text, &data.display().to_string())?;
             let embedder = match embeddings {
                 Some(dir) => {
-                    let m = mnemon_embed::LocalEmbedder::open(dir, None)?;
-                    Some(std::sync::Arc::new(m)
-                        as std::sync::Arc<
-                            dyn mnemon_core::assemble::semantic::Embedder,
-                        >)
+                    let m: std::sync::Arc<dyn mnemon_core::assemble::semantic::Embedder> =
+                        std::sync::Arc::new(mnemon_embed::LocalEmbedder::open(dir, None)?);
+                    Some(match vector_cache {
+                        Some(path) => std::sync::Arc::new(
+                            mnemon::eval::vectors::CachedEmbedder::open(m, path)?,
+                        ),
+                        None => m,
+                    })
                 }
                 None => None,
             };
-            let report = recall(&d, budgets, *window, preset, *trace, embedder)?;
+            let baselines: Vec<Baseline> = if baseline.is_empty() {
+                Baseline::all(embedder.is_some())
+            } else {
+                baseline
+                    .iter()
+                    .map(|b| match b {
+                        BaselineArg::Recent => Baseline::Recent,
+                        BaselineArg::Bm25 => Baseline::Bm25,
+                        BaselineArg::Hybrid => Baseline::Hybrid,
+                    })
+                    .collect()
+            };
+            let report = recall(&d, budgets, *window, preset, *trace, embedder, &baselines)?;
             if g.json {
                 return json(&report);
             }
@@ -96,19 +113,21 @@ fn print(r: &Report) {
             }
         }
     }
-    println!("\n{BOLD}recall by category{BOLD:#} (mnemon / recent / bm25)");
+    let shown: Vec<&str> = METHODS
+        .into_iter()
+        .filter(|m| r.results.iter().any(|b| b.overall.contains_key(*m)))
+        .collect();
+    println!("\n{BOLD}recall by category{BOLD:#} ({})", shown.join(" / "));
     for b in &r.results {
         let cats: Vec<String> = b
             .by_category
             .iter()
             .map(|(cat, m)| {
-                let get = |k: &str| m.get(k).map_or(0.0, |s| s.recall);
-                format!(
-                    "{cat} {:.2}/{:.2}/{:.2}",
-                    get("mnemon"),
-                    get("recent"),
-                    get("bm25")
-                )
+                let each: Vec<String> = shown
+                    .iter()
+                    .map(|k| format!("{:.2}", m.get(*k).map_or(0.0, |s| s.recall)))
+                    .collect();
+                format!("{cat} {}", each.join("/"))
             })
             .collect();
         println!("{:>7}  {}", b.budget, cats.join("  "));

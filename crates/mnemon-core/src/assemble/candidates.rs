@@ -152,13 +152,15 @@ pub fn entities(most_urgent_first: &[Entity]) -> Vec<Candidate> {
 }
 
 /// Retrieved fragments, in the order the allocator should take them: by
-/// relevance per token. Packing a budget is a knapsack: a record twice
-/// as long must be more relevant to earn its space, or the same tokens
-/// hold two records that may each be the one asked about. Relevance per
-/// token alone would send every short "ok, thanks", so the cost counts at
-/// its square root. Each fragment carries an excerpt of its best sentences
-/// for `query`, for when the whole record does not fit; it is shown in
-/// relevance order.
+/// relevance, a record longer than a chat turn usually is paying for its
+/// length. Packing a budget is a knapsack: a record of a thousand tokens
+/// must be more relevant to earn the space of a dozen turns that may each
+/// be the one asked about. Up to [`TURN_TOKENS`] a record costs as one
+/// turn: dividing every record by its length sent the shortest ("Wow,
+/// Mel!", "ok, thanks") ahead of the turn that answers, whose relevance
+/// was only a little higher. Past it the cost counts at its square root.
+/// Each fragment carries an excerpt of its best sentences for `query`, for
+/// when the whole record does not fit; it is shown in relevance order.
 ///
 /// For a question about time ("when", "how long before", "last week") each
 /// record of the logs carries its date, `- [m12, 2024-03-15] …`: the answer
@@ -200,12 +202,22 @@ pub fn fragments(ranked: &[super::retrieve::Ranked], query: &str) -> Vec<Candida
                 role: None,
                 excerpt,
             };
-            (r.score / approximate_tokens(&c.text).sqrt(), c)
+            (
+                r.score / (approximate_tokens(&c.text) / TURN_TOKENS).max(1.0).sqrt(),
+                c,
+            )
         })
         .collect();
     out.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.order.cmp(&b.1.order)));
     out.into_iter().map(|(_, c)| c).collect()
 }
+
+/// The length of a long chat turn, in tokens: records up to it compete by
+/// relevance alone. Chosen on the development sets of BENCHMARKS.md
+/// (2026-11-26): 40 to 80 kept BEAM's long assistant answers from
+/// crowding out the user's short facts, and 80 lost least on LoCoMo's
+/// turns of a sentence or two.
+const TURN_TOKENS: f64 = 80.0;
 
 /// A cheap stand-in for a line's tokens, good enough to compare records
 /// (the allocator counts exactly what it includes).

@@ -218,17 +218,24 @@ pub fn asks_about_time(query: &str) -> bool {
 /// How query words are looked up: by their English stem as a prefix
 /// ("organized" finds "organize", "organizing" and "organization";
 /// "tasks" finds "task"), when the stem is long enough to say something;
-/// short words as they are ("api", "ui"). The index stays a plain word
+/// short words and numbers as they are ("api", "ui", "4242", which must
+/// not find "42420"), and names with digits as prefixes ("argon2" finds
+/// "argon2id"). The index stays a plain word
 /// index, so no record is re-indexed, and BM25 counts a word's forms as
 /// one term.
 pub fn search_words(terms: &[String]) -> Vec<String> {
     let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
     let mut out: Vec<String> = Vec::new();
     for t in terms {
-        let numeric = t.chars().any(|c| c.is_ascii_digit());
+        let numeric = t.chars().all(|c| c.is_ascii_digit());
+        let alphanumeric = !numeric && t.chars().any(|c| c.is_ascii_digit());
         let stem = stemmer.stem(t);
         let w = if numeric || t.chars().count() < 4 {
             t.clone()
+        } else if alphanumeric {
+            // A name with a version in it: "argon2" finds "argon2id",
+            // "utf8" finds "utf8mb4". Stemming it would be meaningless.
+            format!("{t}*")
         } else if stem.chars().count() >= 4 && t.starts_with(stem.as_ref()) {
             format!("{stem}*")
         } else {
@@ -592,12 +599,16 @@ mod name_tests {
             "2024",
             "running",
             "deployments",
+            "argon2",
+            "v2",
         ]
         .map(String::from)
         .to_vec();
         assert_eq!(
             search_words(&q),
-            vec!["organ*", "task*", "api", "2024", "running*", "deploy*"]
+            vec![
+                "organ*", "task*", "api", "2024", "running*", "deploy*", "argon2*", "v2"
+            ]
         );
     }
 

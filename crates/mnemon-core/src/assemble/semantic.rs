@@ -1,9 +1,10 @@
 //! Retrieval by meaning, beside retrieval by words.
 //!
 //! Words miss a fact said in other words ("my dog" against "the beagle");
-//! a sentence-embedding model finds it. The two lists are fused by rank
-//! ([`fuse`]): BM25's scores and cosine similarities live on scales that
-//! cannot be compared, and ranks need no tuning per dataset.
+//! a sentence-embedding model finds it. The two lists are fused by score
+//! ([`fuse`]), each put on a 0-1 scale of its own first: BM25's scores and
+//! cosine similarities cannot be compared as they are, and ranks alone
+//! lose how much better the best matches are.
 //!
 //! The model comes in through [`Embedder`] (a model run in-process, or a
 //! server's embeddings endpoint); vectors are stored with the records
@@ -304,34 +305,41 @@ pub fn backfill<S: SearchStore + VectorStore + ?Sized>(
     Ok(done)
 }
 
-/// The RRF constant: how much the first few ranks dominate. 60 is the
-/// value of the method's authors, used by most search engines since; it
-/// was not tuned here.
-const RRF_K: f64 = 60.0;
+/// The weight of a record's similarity by meaning against its relevance by
+/// words (both on a 0-1 scale, see [`fuse`]). Equal weights measured best
+/// on every development set (BENCHMARKS.md, 2026-11-26): the words find
+/// names, numbers and rare terms exactly, the model finds the same fact
+/// said in other words, and neither is the better judge in general.
+const SEMANTIC_WEIGHT: f64 = 1.0;
 
-/// The weight of the ranking by meaning against the ranking by words (1).
-/// At 1 the synthetic set's two-step questions lost their bridge records at
-/// 1K (recall 0.93 against 0.98 by words alone); at 0.5 they are all found,
-/// for 0.01 to 0.02 less on BEAM (BENCHMARKS.md, 2026-11-24).
-const SEMANTIC_WEIGHT: f64 = 0.5;
-
-/// Reciprocal-rank fusion of the ranking by words (`lexical`, every tier)
-/// and by meaning (`semantic`, records of the logs, best first). A record
-/// scores `1/(k + rank)` in the words' list and half that in the meaning's
-/// ([`SEMANTIC_WEIGHT`]), summed: one high in both lists beats one high in
-/// either. Scores are scaled so the best equals
-/// the best lexical score, which keeps them on the scale the rest of
-/// assembly is used to.
+/// Fusion of the ranking by words (`lexical`, every tier, mnemon's
+/// scores) and by meaning (`semantic`, records of the logs, cosine
+/// similarities, best first), by their scores rather than their ranks.
+///
+/// Each list is put on a 0-1 scale of its own: the words' scores as a
+/// share of their best, similarities as their place between the least
+/// similar record the list holds (0) and the most similar (1). A record
+/// scores the sum of its two. Ranks alone (reciprocal-rank fusion) gave a
+/// record at rank 30 of one list nearly what the best of it got, so a
+/// question whose answer one list found with confidence drowned in the
+/// other list's weak matches: short turns such as "Wow, Mel!" near every
+/// question by meaning. Scores keep how much better the best matches are.
+///
+/// Scores are scaled so the best equals the best lexical score, which
+/// keeps them on the scale the rest of assembly is used to.
 pub fn fuse(lexical: Vec<Ranked>, semantic: Vec<Ranked>) -> Vec<Ranked> {
     let scale = lexical.first().map(|r| r.score).unwrap_or(1.0).max(1e-9);
+    let top = semantic.first().map_or(1.0, |r| r.score);
+    let floor = semantic.last().map_or(0.0, |r| r.score);
+    let span = (top - floor).max(1e-6);
     let mut fused: Vec<(f64, Ranked)> = Vec::with_capacity(lexical.len() + semantic.len());
     let mut at: HashMap<String, usize> = HashMap::new();
-    for (i, r) in lexical.into_iter().enumerate() {
+    for r in lexical {
         at.insert(r.hit.id.clone(), fused.len());
-        fused.push((1.0 / (RRF_K + i as f64 + 1.0), r));
+        fused.push((r.score / scale, r));
     }
-    for (i, r) in semantic.into_iter().enumerate() {
-        let s = SEMANTIC_WEIGHT / (RRF_K + i as f64 + 1.0);
+    for r in semantic {
+        let s = SEMANTIC_WEIGHT * ((r.score - floor) / span).clamp(0.0, 1.0);
         match at.get(&r.hit.id) {
             Some(&j) => fused[j].0 += s,
             None => {
@@ -415,18 +423,70 @@ mod tests {
     #[test]
     fn a_record_in_both_lists_beats_one_in_either() {
         let lexical = vec![ranked("m1", 9.0), ranked("m2", 5.0), ranked("m3", 1.0)];
-        let semantic = vec![ranked("m4", 0.9), ranked("m2", 0.8)];
+        let semantic = vec![ranked("m4", 0.9), ranked("m2", 0.8), ranked("m5", 0.5)];
         let fused = fuse(lexical, semantic);
         let ids: Vec<&str> = fused.iter().map(|r| r.hit.id.as_str()).collect();
-        // m4, found by meaning alone, ranks as the words' ~60th would.
-        assert_eq!(ids, ["m2", "m1", "m3", "m4"]);
+        // m2: 5/9 by words and 3/4 of the way up by meaning.
+        assert_eq!(ids, ["m2", "m1", "m4", "m3", "m5"]);
         assert!(
             (fused[0].score - 9.0).abs() < 1e-9,
             "best on the lexical scale"
         );
+        // The least similar record the list holds adds nothing.
+        assert_eq!(fused[4].score, 0.0);
         // With no vectors, the words' order stands.
         let alone = fuse(vec![ranked("m1", 3.0), ranked("m2", 2.0)], Vec::new());
         let ids: Vec<&str> = alone.iter().map(|r| r.hit.id.as_str()).collect();
         assert_eq!(ids, ["m1", "m2"]);
+    }
+
+    #[test]
+    fn a_confident_match_by_words_is_not_drowned_by_weak_ones_by_meaning() {
+        // One record matches the question's rare words; twenty short turns
+        // are vaguely near it by meaning, the match itself a little less.
+        let lexical = vec![ranked("m1", 8.0), ranked("m2", 0.5)];
+        let mut semantic: Vec<Ranked> = (0..20)
+            .map(|i| ranked(&format!("m{}", 100 + i), 0.50 - f64::from(i) * 0.001))
+            .collect();
+        semantic.push(ranked("m1", 0.45));
+        semantic.push(ranked("m200", 0.20));
+        let fused = fuse(lexical, semantic);
+        assert_eq!(fused[0].hit.id, "m1");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn every_record_is_kept_once_on_the_lexical_scale(
+            lex in proptest::collection::vec((0u8..40, 0.01f64..20.0), 0..30),
+            sem in proptest::collection::vec((0u8..40, -1.0f64..1.0), 0..30),
+        ) {
+            let mut lexical: Vec<Ranked> = dedup(&lex).into_iter().map(|(i, s)| ranked(&format!("m{i}"), s)).collect();
+            lexical.sort_by(|a, b| b.score.total_cmp(&a.score));
+            let mut semantic: Vec<Ranked> = dedup(&sem).into_iter().map(|(i, s)| ranked(&format!("m{i}"), s)).collect();
+            semantic.sort_by(|a, b| b.score.total_cmp(&a.score));
+            let scale = lexical.first().map_or(1.0, |r| r.score);
+            let mut want: Vec<String> = lexical.iter().chain(&semantic).map(|r| r.hit.id.clone()).collect();
+            want.sort();
+            want.dedup();
+            let fused = fuse(lexical, semantic);
+            let mut got: Vec<String> = fused.iter().map(|r| r.hit.id.clone()).collect();
+            got.sort();
+            proptest::prop_assert_eq!(got, want);
+            for w in fused.windows(2) {
+                proptest::prop_assert!(w[0].score >= w[1].score);
+            }
+            for r in &fused {
+                proptest::prop_assert!(r.score >= 0.0 && r.score <= scale + 1e-9, "{} of {}", r.score, scale);
+            }
+        }
+    }
+
+    fn dedup(pairs: &[(u8, f64)]) -> Vec<(u8, f64)> {
+        let mut seen = std::collections::HashSet::new();
+        pairs
+            .iter()
+            .copied()
+            .filter(|(i, _)| seen.insert(*i))
+            .collect()
     }
 }

@@ -137,11 +137,15 @@ impl<S: EngineStore> Engine<S> {
         let decisions = self
             .store()
             .decisions(Some(self.cfg.profile.max_decision_records.value as usize))?;
+        // What a context sends of each document: only what it says (an
+        // empty template adds nothing), so usage is what would be sent.
+        let lean = |kind| doc_text(docs, kind).and_then(crate::memory::episodic::lean);
+        let (project_state, work_plan) = (lean(DocKind::ProjectState), lean(DocKind::WorkPlan));
         let parts = LiveParts {
             hot: &hot,
             session_summary: summary,
-            project_state: doc_text(docs, DocKind::ProjectState),
-            work_plan: doc_text(docs, DocKind::WorkPlan),
+            project_state: project_state.as_deref(),
+            work_plan: work_plan.as_deref(),
             decisions: &decisions,
             working,
             messages,
@@ -390,7 +394,7 @@ impl<S: EngineStore> Engine<S> {
         let before = v.used();
         let items = self.refresh_items(&v, &session)?;
         let target = self.cfg.profile.session_summary_max_tokens.value;
-        let summary = match prepared {
+        let mut summary = match prepared {
             Some(p) => p.merge(
                 &items,
                 target,
@@ -405,7 +409,45 @@ impl<S: EngineStore> Engine<S> {
             )?,
         };
         let docs = self.memory.render_documents()?.to_vec();
-        let ctx = self.epoch_context(Some(&summary.text), &docs, &[], &[])?;
+        let mut ctx = self.epoch_context(Some(&summary.text), &docs, &[], &[])?;
+        // A refresh exists to make room: it never leaves the window fuller
+        // than it found it. On a small epoch the summary's tags and the
+        // documents it updates can outweigh what they replace; the summary
+        // is then compressed again into what is left, down to nothing but
+        // the notice of what it holds elsewhere.
+        let mut room = summary.tokens;
+        while v.calibration.apply(ctx.tokens) > before && room > 0 {
+            let over = v.calibration.apply(ctx.tokens) - before;
+            room = room.saturating_sub(over.max(1));
+            let lines: Vec<SourceItem> = summary.lines.iter().map(|l| l.to_item()).collect();
+            let mut again = compress_within(
+                self.summarizer.as_ref(),
+                &lines,
+                room,
+                self.memory.counter(),
+            )?;
+            again.input_tokens = summary.input_tokens;
+            let (first, second) = (&summary.audit, &mut again.audit);
+            // Said of the records, not of the first summary's lines: what
+            // the first pass summarized stays summarized where kept, and
+            // what it dropped or deferred stays so.
+            second
+                .kept_verbatim
+                .retain(|id| !first.summarized.contains(id));
+            for id in &first.summarized {
+                let kept = summary_keeps(&again.lines, id);
+                if kept && !second.summarized.contains(id) {
+                    second.summarized.push(id.clone());
+                }
+            }
+            second.dropped.extend(first.dropped.iter().cloned());
+            second
+                .pinned_deferred
+                .extend(first.pinned_deferred.iter().cloned());
+            second.stages = [first.stages.clone(), std::mem::take(&mut second.stages)].concat();
+            summary = again;
+            ctx = self.epoch_context(Some(&summary.text), &docs, &[], &[])?;
+        }
         let (op_head, msg_head) = self.store().log_heads()?;
         let after = v.calibration.apply(ctx.tokens);
         let w = &self.cfg.window;
@@ -467,6 +509,11 @@ impl<S: EngineStore> Engine<S> {
         events.extend(wevents.into_iter().map(window_event));
         Ok(())
     }
+}
+
+/// Whether a summary line still names record `id` among its sources.
+fn summary_keeps(lines: &[crate::compress::Line], id: &str) -> bool {
+    lines.iter().any(|l| l.sources.iter().any(|s| s == id))
 }
 
 pub(super) fn push_checkpoint(

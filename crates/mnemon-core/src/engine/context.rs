@@ -302,7 +302,13 @@ impl<S: EngineStore + SearchStore> Engine<S> {
             chat: req.chat,
             format: req.format,
         };
-        let mut out = a.assemble(&req.plan, budget, &offers)?;
+        let plan = match offers.get(&SectionKind::Fragments) {
+            Some(found) if !found.is_empty() => {
+                req.plan.led_by_question(question_worth(found, budget))
+            }
+            _ => req.plan.clone(),
+        };
+        let mut out = a.assemble(&plan, budget, &offers)?;
         out.warnings = warnings;
         Ok(out)
     }
@@ -317,6 +323,37 @@ impl<S: EngineStore + SearchStore> Engine<S> {
             Err(e) => Err(e),
         }
     }
+}
+
+/// Of the budget, the most a question's fragments claim ahead of the
+/// other sections (millionths). The rest still follows the preset, so a
+/// question never empties the session summary or working memory.
+const QUESTION_SHARE_MAX_PPM: u64 = 600_000;
+
+/// A fragment scoring at least this share of the best one is a good
+/// match: what the question's evidence is likely to be among.
+const GOOD_MATCH: f64 = 0.5;
+
+/// The share of `budget` a question's good matches fill (millionths), at
+/// most [`QUESTION_SHARE_MAX_PPM`]: what retrieval claims ahead of the
+/// preset's other sections. A question that matches nothing well claims
+/// nothing, and the preset stands. Lengths are estimated (four bytes a
+/// token): this only sets a share, and the allocator counts exactly what
+/// it takes.
+fn question_worth(found: &[Candidate], budget: u64) -> u32 {
+    let best = found.iter().map(|c| c.score).fold(0.0, f64::max);
+    if best <= 0.0 || budget == 0 {
+        return 0;
+    }
+    let cap = budget * QUESTION_SHARE_MAX_PPM / 1_000_000;
+    let mut tokens = 0u64;
+    for c in found.iter().filter(|c| c.score >= best * GOOD_MATCH) {
+        tokens += c.text.len() as u64 / 4 + 1;
+        if tokens >= cap {
+            return QUESTION_SHARE_MAX_PPM as u32;
+        }
+    }
+    (tokens * 1_000_000 / budget) as u32
 }
 
 /// A working-memory item larger than the profile's

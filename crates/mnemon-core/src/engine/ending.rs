@@ -9,7 +9,7 @@ use super::state::EngineState;
 use super::store::{CompactionRecord, EngineCommit};
 use super::summary::SessionReport;
 use super::{Engine, EngineError, EngineStore, Outcome, View};
-use crate::compress::{self, SourceItem, Summary, compress_within};
+use crate::compress::{self, Summary, compress_within};
 use crate::memory::{DocKind, EntityKind, EntityQuery, EntityStatus, SessionChange, SessionStatus};
 
 /// What `compact` did or would do.
@@ -22,8 +22,9 @@ pub struct Compaction {
 
 impl<S: EngineStore> Engine<S> {
     /// Compresses the session log: everything the session recorded, to at
-    /// most half its size (the first level of the hierarchy) or, when the
-    /// pinned items need more, 70 %. The originals stay in the store.
+    /// most `session.compression_target_ratio` of its size (0.7 by
+    /// default), pinned items kept whole while they fit in it. The
+    /// originals stay in the store.
     pub fn compact(&self, dry_run: bool) -> Result<Compaction, EngineError> {
         let _g = self.lock();
         super::retry_conflicts(|| self.compact_locked(&self.view()?, dry_run))
@@ -64,19 +65,15 @@ impl<S: EngineStore> Engine<S> {
         items.extend(msgs.iter().map(msg_item));
         let counter = self.memory.counter();
         let input = compress::verbatim_tokens(&items, counter);
-        let pinned: Vec<SourceItem> = items.iter().filter(|i| i.pinned).cloned().collect();
-        let pinned_tokens = if pinned.is_empty() {
-            0
-        } else {
-            compress::verbatim_tokens(&pinned, counter)
-        };
         // The configured share of the input
-        // (`session.compression_target_ratio`); never less than the pinned
-        // items, which are kept whole.
+        // (`session.compression_target_ratio`), pinned items included:
+        // they are kept whole, newest first, while they fit in it, and
+        // those that do not stay in the log, named in the audit's
+        // `pinned_deferred`. A compaction that kept every pinned item
+        // whatever their size would not be one (0.77 of a log of
+        // decisions).
         let target = (input as u128 * self.cfg.compression_ratio_ppm as u128 / 1_000_000) as u64;
-        let summary = self
-            .summarizer
-            .summarize(&items, target.max(pinned_tokens), counter)?;
+        let summary = compress_within(self.summarizer.as_ref(), &items, target, counter)?;
         if !dry_run {
             let state = EngineState {
                 compacted_tokens: session.tokens,

@@ -7,9 +7,12 @@
 //! happen). Then, for every question and budget:
 //! - mnemon assembles a context with the question as its query;
 //! - `recent` packs the most recent turns that fit;
-//! - `bm25` packs the turns SQLite FTS5 ranks best for the same query words.
+//! - `bm25` packs the turns SQLite FTS5 ranks best for the same query words;
+//! - `hybrid` (with an embedding model) packs the turns of BM25's list and
+//!   the model's nearest turns fused by plain reciprocal-rank fusion
+//!   ([`hybrid`]), the strongest simple baseline.
 //!
-//! All three are rendered and counted with the same tokenizer and never
+//! All of them are rendered and counted with the same tokenizer and never
 //! exceed the budget.
 
 use std::collections::BTreeMap;
@@ -29,8 +32,42 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 
+pub mod hybrid;
+pub mod vectors;
+
 /// The methods compared, in the order reports list them.
-pub const METHODS: [&str; 3] = ["mnemon", "recent", "bm25"];
+pub const METHODS: [&str; 4] = ["mnemon", "recent", "bm25", "hybrid"];
+
+/// A baseline run beside mnemon.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Baseline {
+    /// The most recent turns that fit.
+    Recent,
+    /// The turns BM25 ranks best.
+    Bm25,
+    /// BM25 and the embedding model fused by plain RRF.
+    Hybrid,
+}
+
+impl Baseline {
+    /// How reports name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Baseline::Recent => "recent",
+            Baseline::Bm25 => "bm25",
+            Baseline::Hybrid => "hybrid",
+        }
+    }
+
+    /// Every baseline that can run: the hybrid one needs a model.
+    pub fn all(with_model: bool) -> Vec<Baseline> {
+        let mut out = vec![Baseline::Recent, Baseline::Bm25];
+        if with_model {
+            out.push(Baseline::Hybrid);
+        }
+        out
+    }
+}
 
 #[derive(Debug, Clone, Serialize)]
 /// Scores at one budget.
@@ -101,7 +138,13 @@ pub fn recall(
     preset: &str,
     trace: bool,
     embedder: Option<Arc<dyn mnemon_core::assemble::semantic::Embedder>>,
+    baselines: &[Baseline],
 ) -> Result<Report> {
+    if baselines.contains(&Baseline::Hybrid) && embedder.is_none() {
+        return Err(Error::Input(
+            "the hybrid baseline fuses BM25 with an embedding model: give one with --embeddings DIR (scripts/embedding-model.sh fetches all-MiniLM-L6-v2)".into(),
+        ));
+    }
     let plan = BudgetPlan::preset(preset)?;
     let counter = OpenAiBpe::new(Encoding::Cl100kBase);
     let mut scores: BTreeMap<(u64, String, String), Vec<Score>> = BTreeMap::new();
@@ -187,6 +230,7 @@ pub fn recall(
             ..MessageQuery::default()
         })?;
         all.sort_by_key(|m| std::cmp::Reverse(m.seq));
+        let index = mnemon_core::assemble::semantic::VectorIndex::default();
         for q in &conv.questions {
             questions += 1;
             let evidence: Vec<&str> = q
@@ -196,13 +240,20 @@ pub fn recall(
                 .collect();
             let hits = store.search(
                 &query_terms(&q.question).join(" "),
-                200,
+                hybrid::DEPTH,
                 &[HitSource::Message],
             )?;
             let mut bm25 = hits;
             bm25.sort_by(|a, b| a.bm25.total_cmp(&b.bm25));
             let bm25_texts: Vec<&str> = bm25.iter().map(|h| h.text.as_str()).collect();
             let recent_texts: Vec<&str> = all.iter().map(|m| m.content.as_str()).collect();
+            let dense = match &embedder {
+                Some(e) if baselines.contains(&Baseline::Hybrid) => {
+                    hybrid::nearest(store, &index, e.as_ref(), &q.question)?
+                }
+                _ => Vec::new(),
+            };
+            let hybrid_texts = hybrid::fuse(&bm25, &dense);
             for &budget in budgets {
                 let out = engine.context(&ContextRequest {
                     plan: plan.clone(),
@@ -221,11 +272,22 @@ pub fn recall(
                 let order: Vec<&str> = of(SectionKind::Fragments)
                     .chain(of(SectionKind::RecentMessages))
                     .collect();
-                let results = [
-                    ("mnemon", score(&out.text, &evidence, &order)),
-                    ("recent", packed(&counter, &recent_texts, budget, &evidence)),
-                    ("bm25", packed(&counter, &bm25_texts, budget, &evidence)),
-                ];
+                let mut results = vec![("mnemon", score(&out.text, &evidence, &order))];
+                for b in baselines {
+                    let texts = match b {
+                        Baseline::Recent => &recent_texts,
+                        Baseline::Bm25 => &bm25_texts,
+                        Baseline::Hybrid => &hybrid_texts,
+                    };
+                    results.push((b.name(), packed(&counter, texts, budget, &evidence)));
+                }
+                let of_method = |m: &str| {
+                    results
+                        .iter()
+                        .find(|r| r.0 == m)
+                        .map(|r| r.1)
+                        .unwrap_or_default()
+                };
                 if trace {
                     traces.push(Trace {
                         conversation: conv.id.clone(),
@@ -252,7 +314,7 @@ pub fn recall(
                                 )
                             })
                             .collect(),
-                        bm25: results[2].1,
+                        bm25: of_method("bm25"),
                         bm25_ranks: evidence
                             .iter()
                             .map(|e| bm25_texts.iter().position(|t| t.contains(e)))
