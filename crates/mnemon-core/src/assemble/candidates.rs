@@ -178,11 +178,20 @@ pub fn fragments(ranked: &[super::retrieve::Ranked], query: &str) -> Vec<Candida
     let mut out: Vec<(f64, Candidate)> = ranked
         .iter()
         .enumerate()
-        .map(|(i, r)| {
+        .filter_map(|(i, r)| {
+            // A document is sent as contexts send it: only what it says.
+            // An empty template ("Nothing is planned yet") matches words
+            // like "step" and would fill the budget with headings.
+            let lean;
+            let text = if r.hit.source == super::retrieve::HitSource::Document {
+                lean = crate::memory::episodic::lean(&r.hit.text)?;
+                &lean
+            } else {
+                &r.hit.text
+            };
             // Verbatim, newlines included: code, lists and quoted text
             // mean what they say only as written.
-            let text = &r.hit.text;
-            let excerpt = best_sentences(&r.hit.text, &terms, EXCERPT_SENTENCES).map(|e| {
+            let excerpt = best_sentences(text, &terms, EXCERPT_SENTENCES).map(|e| {
                 Box::new(Candidate {
                     id: r.hit.id.clone(),
                     provenance: vec![r.hit.id.clone()],
@@ -202,10 +211,10 @@ pub fn fragments(ranked: &[super::retrieve::Ranked], query: &str) -> Vec<Candida
                 role: None,
                 excerpt,
             };
-            (
+            Some((
                 r.score / (approximate_tokens(&c.text) / TURN_TOKENS).max(1.0).sqrt(),
                 c,
-            )
+            ))
         })
         .collect();
     out.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.order.cmp(&b.1.order)));

@@ -1,0 +1,124 @@
+//! A question shapes every context, through the CLI as a user runs it: the
+//! record the question names leads what is sent whatever the preset, an
+//! empty document is never sent as a match, and a refresh never leaves
+//! the window fuller.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
+mod common;
+
+use common::{json, ok, project};
+
+/// 300 imported turns and 40 recorded steps: a session summary, working
+/// memory and documents that would fill any budget on their own.
+fn busy() -> tempfile::TempDir {
+    let p = project();
+    let lines: Vec<String> = (1..=300)
+        .map(|i| {
+            serde_json::json!({
+                "role": if i % 2 == 0 { "assistant" } else { "user" },
+                "content": format!("step {i}: ran the build of module m{} and checked the logs for warnings", i % 17),
+                "timestamp": format!("2025-01-{:02}T10:{:02}:00Z", 1 + i / 60, i % 60),
+            })
+            .to_string()
+        })
+        .collect();
+    std::fs::write(p.path().join("h.jsonl"), lines.join("\n")).unwrap();
+    ok(p.path(), &["import", "h.jsonl"]);
+    for i in 0..40 {
+        ok(
+            p.path(),
+            &[
+                "record",
+                "--type",
+                "task_execution",
+                "--data",
+                &format!(
+                    r#"{{"text":"step {} deployed service s{} to staging"}}"#,
+                    1000 + i,
+                    i % 5
+                ),
+            ],
+        );
+    }
+    p
+}
+
+#[test]
+fn the_record_a_question_names_leads_the_context_in_every_preset() {
+    let p = busy();
+    for preset in ["tiers", "qa", "conversation"] {
+        for budget in ["400", "2000"] {
+            let out = json(
+                p.path(),
+                &[
+                    "context", "--budget", budget, "--preset", preset, "--query", "step 242",
+                    "--json",
+                ],
+            );
+            let fragments = out["sections"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["kind"] == "fragments")
+                .unwrap_or_else(|| panic!("{preset} at {budget}: no fragments in {out}"));
+            let text = fragments.to_string();
+            assert!(
+                text.contains("step 242:"),
+                "{preset} at {budget}: the named record is missing: {text}"
+            );
+            assert!(
+                !text.contains("Nothing is planned yet") && !text.contains("doc:"),
+                "{preset} at {budget}: an empty document was sent as a match: {text}"
+            );
+            assert!(out["tokens"].as_u64().unwrap() <= budget.parse::<u64>().unwrap());
+        }
+    }
+}
+
+#[test]
+fn a_refresh_through_the_cli_never_leaves_the_window_fuller() {
+    let p = project();
+    for i in 0..6 {
+        ok(
+            p.path(),
+            &[
+                "record",
+                "--type",
+                "note",
+                "--data",
+                &format!(r#"{{"text":"note {i} on the login flow"}}"#),
+            ],
+        );
+    }
+    ok(
+        p.path(),
+        &[
+            "decision",
+            "add",
+            "--title",
+            "Use argon2id",
+            "--decision",
+            "argon2id with 64 MiB",
+            "--context",
+            "bcrypt is slow to tune",
+        ],
+    );
+    for _ in 0..2 {
+        let before = json(p.path(), &["status", "--json"])["window"]["used"]
+            .as_u64()
+            .unwrap();
+        let out = ok(p.path(), &["refresh"]);
+        let after = json(p.path(), &["status", "--json"])["window"]["used"]
+            .as_u64()
+            .unwrap();
+        assert!(
+            after <= before,
+            "refresh took the window from {before} to {after}: {out}"
+        );
+    }
+}
