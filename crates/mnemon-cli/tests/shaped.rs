@@ -122,3 +122,68 @@ fn a_refresh_through_the_cli_never_leaves_the_window_fuller() {
         );
     }
 }
+
+/// The README's advice for a fact too long for the hot context: `record
+/// --type note` keeps it searchable, not sent every turn. A compaction may
+/// summarize it like any record, but never pins it as it pins a decision;
+/// a question finds it whole.
+#[test]
+fn a_note_is_found_by_a_question_and_not_pinned() {
+    let p = project();
+    let fact = "The staging cluster kestrel-7 rotates its TLS certificates every 45 days through the vault-pki role, and the on-call runbook lives in ops/runbooks/tls.md";
+    ok(
+        p.path(),
+        &[
+            "record",
+            "--type",
+            "note",
+            "--data",
+            &serde_json::json!({ "text": fact }).to_string(),
+        ],
+    );
+    ok(
+        p.path(),
+        &[
+            "record",
+            "--type",
+            "decision",
+            "--data",
+            r#"{"text":"hash passwords with argon2id"}"#,
+        ],
+    );
+    for i in 0..10 {
+        ok(
+            p.path(),
+            &[
+                "record",
+                "--type",
+                "task_execution",
+                "--data",
+                &format!(r#"{{"text":"step {i}: built and tested the login flow"}}"#),
+            ],
+        );
+    }
+    let c = json(p.path(), &["compact", "--dry-run", "--json"]);
+    let lines = c["summary"]["lines"].as_array().unwrap();
+    let pinned: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["pinned"] == true)
+        .map(|l| l["text"].as_str().unwrap())
+        .collect();
+    assert!(pinned.iter().any(|t| t.contains("argon2id")), "{c}");
+    assert!(
+        !pinned.iter().any(|t| t.contains("kestrel-7")),
+        "a note is not pinned: {c}"
+    );
+    let asked = ok(
+        p.path(),
+        &[
+            "context",
+            "--budget",
+            "800",
+            "--query",
+            "how often do the kestrel-7 TLS certificates rotate",
+        ],
+    );
+    assert!(asked.contains("every 45 days"), "{asked}");
+}

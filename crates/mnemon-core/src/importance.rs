@@ -187,12 +187,17 @@ pub fn score_message(role: Role, content: &str) -> f64 {
 
 /// Whether an operation is pinned: kept verbatim through every compaction.
 ///
+/// A `note` operation is not: it is how a long fact is kept searchable
+/// without being sent every turn (the README's advice for what is too large
+/// for the hot context). A note the user asked to keep in view is a hot
+/// item (`note_added`), and that is pinned.
+///
 /// `kind` is the operation type, `status` its status, `data` its payload.
 pub fn is_pinned_operation(kind: &str, status: Option<&str>, data: &serde_json::Value) -> bool {
     let kind = kind.to_ascii_lowercase();
     if matches!(
         kind.as_str(),
-        "decision" | "error" | "constraint" | "goal" | "remember" | "note"
+        "decision" | "error" | "constraint" | "goal" | "remember"
     ) {
         return true;
     }
@@ -330,6 +335,7 @@ mod tests {
         ));
         assert!(is_pinned_operation("goal_added", Some("pending"), &none));
         assert!(is_pinned_operation("note_added", None, &none));
+        assert!(!is_pinned_operation("note", None, &none));
         assert!(!is_pinned_operation("file_added", Some("active"), &none));
         assert!(!is_pinned_operation(
             "nl_command",
