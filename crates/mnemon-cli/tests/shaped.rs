@@ -13,6 +13,12 @@ mod common;
 
 use common::{json, ok, project};
 
+/// `mnemon record --type KIND --data {"text": TEXT}`.
+fn record(dir: &std::path::Path, kind: &str, text: &str) {
+    let data = serde_json::json!({ "text": text }).to_string();
+    ok(dir, &["record", "--type", kind, "--data", &data]);
+}
+
 /// 300 imported turns and 40 recorded steps: a session summary, working
 /// memory and documents that would fill any budget on their own.
 fn busy() -> tempfile::TempDir {
@@ -30,19 +36,10 @@ fn busy() -> tempfile::TempDir {
     std::fs::write(p.path().join("h.jsonl"), lines.join("\n")).unwrap();
     ok(p.path(), &["import", "h.jsonl"]);
     for i in 0..40 {
-        ok(
+        record(
             p.path(),
-            &[
-                "record",
-                "--type",
-                "task_execution",
-                "--data",
-                &format!(
-                    r#"{{"text":"step {} deployed service s{} to staging"}}"#,
-                    1000 + i,
-                    i % 5
-                ),
-            ],
+            "task_execution",
+            &format!("step {} deployed service s{} to staging", 1000 + i, i % 5),
         );
     }
     p
@@ -84,16 +81,7 @@ fn the_record_a_question_names_leads_the_context_in_every_preset() {
 fn a_refresh_through_the_cli_never_leaves_the_window_fuller() {
     let p = project();
     for i in 0..6 {
-        ok(
-            p.path(),
-            &[
-                "record",
-                "--type",
-                "note",
-                "--data",
-                &format!(r#"{{"text":"note {i} on the login flow"}}"#),
-            ],
-        );
+        record(p.path(), "note", &format!("note {i} on the login flow"));
     }
     ok(
         p.path(),
@@ -131,36 +119,13 @@ fn a_refresh_through_the_cli_never_leaves_the_window_fuller() {
 fn a_note_is_found_by_a_question_and_not_pinned() {
     let p = project();
     let fact = "The staging cluster kestrel-7 rotates its TLS certificates every 45 days through the vault-pki role, and the on-call runbook lives in ops/runbooks/tls.md";
-    ok(
-        p.path(),
-        &[
-            "record",
-            "--type",
-            "note",
-            "--data",
-            &serde_json::json!({ "text": fact }).to_string(),
-        ],
-    );
-    ok(
-        p.path(),
-        &[
-            "record",
-            "--type",
-            "decision",
-            "--data",
-            r#"{"text":"hash passwords with argon2id"}"#,
-        ],
-    );
+    record(p.path(), "note", fact);
+    record(p.path(), "decision", "hash passwords with argon2id");
     for i in 0..10 {
-        ok(
+        record(
             p.path(),
-            &[
-                "record",
-                "--type",
-                "task_execution",
-                "--data",
-                &format!(r#"{{"text":"step {i}: built and tested the login flow"}}"#),
-            ],
+            "task_execution",
+            &format!("step {i}: built and tested the login flow"),
         );
     }
     let c = json(p.path(), &["compact", "--dry-run", "--json"]);
