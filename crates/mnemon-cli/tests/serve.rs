@@ -132,5 +132,14 @@ fn server_clients_and_cli_processes_write_together_and_lose_nothing() {
     seen.sort();
     seen.dedup();
     assert_eq!(all, seen.len(), "nothing stored twice");
-    assert_eq!(seen.len(), 8 * EACH, "every record stored");
+    // Per writer, so a failure says whose acknowledged writes are missing.
+    let mut per_writer = std::collections::BTreeMap::new();
+    for (who, _) in &seen {
+        *per_writer.entry(who.clone()).or_insert(0usize) += 1;
+    }
+    assert_eq!(
+        seen.len(),
+        8 * EACH,
+        "every record stored; per writer: {per_writer:?}"
+    );
 }
