@@ -44,6 +44,18 @@ use error::map_err;
 /// How long a writer waits for another process's transaction.
 const BUSY_TIMEOUT_MS: u64 = 30_000;
 
+/// The first pause before opening again after an immediate "database is
+/// locked"; it doubles up to 200 ms.
+const OPEN_PAUSE: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// How long opening keeps trying: as long as a write waits for the lock.
+const OPEN_PATIENCE: std::time::Duration = std::time::Duration::from_millis(BUSY_TIMEOUT_MS);
+
+/// SQLite's SQLITE_BUSY, as `error::map_err` words it.
+fn is_busy(e: &StoreError) -> bool {
+    matches!(e, StoreError::Backend(m) if m.ends_with("database is locked"))
+}
+
 /// The SQLite store of one project.
 ///
 /// A clone shares the connection (and its units of work) with the
@@ -88,7 +100,29 @@ fn writer_for(path: &Path) -> Arc<Mutex<()>> {
 impl SqliteStore {
     /// Opens `path`, creating and migrating it if it does not exist.
     /// A foreign, damaged or newer file is refused unchanged.
+    ///
+    /// Opening is tried again while SQLite answers "database is locked" at
+    /// once: switching a file another process is creating to WAL needs it
+    /// alone, and SQLite reports that without waiting for the busy
+    /// timeout. Every step of opening can be repeated (the migration is
+    /// one exclusive transaction), so trying again loses nothing; a process
+    /// among many creating one project waits its turn instead of failing.
     pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        let mut pause = OPEN_PAUSE;
+        let mut waited = std::time::Duration::ZERO;
+        loop {
+            match Self::open_once(path) {
+                Err(e) if is_busy(&e) && waited < OPEN_PATIENCE => {
+                    std::thread::sleep(pause);
+                    waited += pause;
+                    pause = (pause * 2).min(std::time::Duration::from_millis(200));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn open_once(path: &Path) -> Result<SqliteStore, StoreError> {
         let shown = path.display().to_string();
         if path.exists() {
             check_header(path, &shown)?;
