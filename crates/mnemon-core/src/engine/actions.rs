@@ -413,39 +413,19 @@ impl<S: EngineStore> Engine<S> {
         // A refresh exists to make room: it never leaves the window fuller
         // than it found it. On a small epoch the summary's tags and the
         // documents it updates can outweigh what they replace; the summary
-        // is then compressed again into what is left, down to nothing but
-        // the notice of what it holds elsewhere.
+        // is then made again from the same records, by the engine's own
+        // summarizer, into what is left (down to nothing but the notice of
+        // what it holds elsewhere), so its audit speaks of the records.
         let mut room = summary.tokens;
         while v.calibration.apply(ctx.tokens) > before && room > 0 {
             let over = v.calibration.apply(ctx.tokens) - before;
             room = room.saturating_sub(over.max(1));
-            let lines: Vec<SourceItem> = summary.lines.iter().map(|l| l.to_item()).collect();
-            let mut again = compress_within(
+            summary = compress_within(
                 self.summarizer.as_ref(),
-                &lines,
+                &items,
                 room,
                 self.memory.counter(),
             )?;
-            again.input_tokens = summary.input_tokens;
-            let (first, second) = (&summary.audit, &mut again.audit);
-            // Said of the records, not of the first summary's lines: what
-            // the first pass summarized stays summarized where kept, and
-            // what it dropped or deferred stays so.
-            second
-                .kept_verbatim
-                .retain(|id| !first.summarized.contains(id));
-            for id in &first.summarized {
-                let kept = summary_keeps(&again.lines, id);
-                if kept && !second.summarized.contains(id) {
-                    second.summarized.push(id.clone());
-                }
-            }
-            second.dropped.extend(first.dropped.iter().cloned());
-            second
-                .pinned_deferred
-                .extend(first.pinned_deferred.iter().cloned());
-            second.stages = [first.stages.clone(), std::mem::take(&mut second.stages)].concat();
-            summary = again;
             ctx = self.epoch_context(Some(&summary.text), &docs, &[], &[])?;
         }
         let (op_head, msg_head) = self.store().log_heads()?;
@@ -509,11 +489,6 @@ impl<S: EngineStore> Engine<S> {
         events.extend(wevents.into_iter().map(window_event));
         Ok(())
     }
-}
-
-/// Whether a summary line still names record `id` among its sources.
-fn summary_keeps(lines: &[crate::compress::Line], id: &str) -> bool {
-    lines.iter().any(|l| l.sources.iter().any(|s| s == id))
 }
 
 pub(super) fn push_checkpoint(

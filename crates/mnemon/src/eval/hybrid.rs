@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use mnemon_core::assemble::retrieve::{Hit, HitSource, SearchStore};
-use mnemon_core::assemble::semantic::{EmbedError, Embedder, VectorIndex};
+use mnemon_core::assemble::semantic::{Embedder, VectorIndex};
 
 use crate::error::Result;
 
@@ -30,7 +30,9 @@ pub fn nearest<S: SearchStore + ?Sized>(
     embedder: &dyn Embedder,
     question: &str,
 ) -> Result<Vec<Hit>> {
-    let q = embedder.embed_query(question).map_err(embed_err)?;
+    let q = embedder
+        .embed_query(question)
+        .map_err(mnemon_core::engine::EngineError::from)?;
     let near = index
         .nearest(store, embedder.model(), &q, DEPTH)
         .map_err(mnemon_core::engine::EngineError::from)?;
@@ -46,14 +48,6 @@ pub fn nearest<S: SearchStore + ?Sized>(
         .map(|h| (h.row, h))
         .collect();
     Ok(rows.iter().filter_map(|r| by_row.remove(r)).collect())
-}
-
-fn embed_err(e: EmbedError) -> crate::error::Error {
-    mnemon_core::engine::EngineError::from(match e {
-        EmbedError::Store(s) => s,
-        other => mnemon_core::memory::StoreError::Invalid(other.to_string()),
-    })
-    .into()
 }
 
 /// The turns of both lists by the sum of `1 / (k + rank)` over the lists
