@@ -13,6 +13,7 @@
 pub mod hub;
 mod query;
 
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device, Tensor};
@@ -202,10 +203,19 @@ impl Embedder for LocalEmbedder {
         // the order asked.
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| texts[i].len());
+        // Batches run side by side: the model's own kernels leave most of
+        // a second core idle at this size.
+        let groups: Vec<&[usize]> = order.chunks(BATCH).collect();
+        let vectors = groups
+            .par_iter()
+            .map(|group| {
+                let batch: Vec<String> = group.iter().map(|&i| texts[i].to_string()).collect();
+                self.batch(&batch)
+            })
+            .collect::<Result<Vec<_>, EmbedError>>()?;
         let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
-        for group in order.chunks(BATCH) {
-            let batch: Vec<String> = group.iter().map(|&i| texts[i].to_string()).collect();
-            for (&i, v) in group.iter().zip(self.batch(&batch)?) {
+        for (group, vs) in groups.iter().zip(vectors) {
+            for (&i, v) in group.iter().zip(vs) {
                 out[i] = v;
             }
         }

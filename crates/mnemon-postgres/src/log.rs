@@ -179,53 +179,72 @@ fn op_filter(
     )
 }
 
+/// Appends a message inside the caller's transaction.
+fn insert_message(
+    db: &Db,
+    store: &PgStore,
+    m: &MessageDraft,
+    id: &str,
+    tokens: i64,
+    indexed: &str,
+) -> Result<Message, StoreError> {
+    let row = db.one(
+        "INSERT INTO messages (id, project_id, session_id, role, agent, content, tokens, importance, pinned, created_at, tsv)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, strip(to_tsvector('simple', $11))) RETURNING seq",
+        &[
+            &id,
+            &store.project(),
+            &m.session_id,
+            &m.role.name(),
+            &m.agent,
+            &m.content,
+            &tokens,
+            &m.importance,
+            &m.pinned,
+            &m.created_at.0,
+            &indexed,
+        ],
+    )?;
+    let seq: i64 = row.get(0);
+    if let Some(session) = &m.session_id {
+        db.exec(
+            "UPDATE sessions SET message_count = message_count + 1, tokens = tokens + $2, last_activity = greatest(last_activity, $3) WHERE id = $1",
+            &[session, &tokens, &m.created_at.0],
+        )?;
+    }
+    Ok(Message {
+        id: id.to_string(),
+        seq,
+        session_id: m.session_id.clone(),
+        role: m.role,
+        agent: m.agent.clone(),
+        content: m.content.clone(),
+        tokens: m.tokens,
+        importance: m.importance,
+        pinned: m.pinned,
+        created_at: m.created_at,
+    })
+}
+
 impl OperationLog for PgStore {
     fn append_operation(&self, op: &OperationDraft) -> Result<Operation, StoreError> {
         self.write(|db| insert_operation(db, self, op))
     }
 
-    fn append_message(&self, m: &MessageDraft) -> Result<Message, StoreError> {
-        let id = new_id();
-        let tokens = tokens_i64(m.tokens)?;
-        no_nul("message", &m.content)?;
-        let indexed = words(&m.content);
+    fn append_messages(&self, msgs: &[MessageDraft]) -> Result<Vec<Message>, StoreError> {
+        for m in msgs {
+            no_nul("message", &m.content)?;
+        }
+        let rows = msgs
+            .iter()
+            .map(|m| Ok((new_id(), tokens_i64(m.tokens)?, words(&m.content))))
+            .collect::<Result<Vec<_>, StoreError>>()?;
         self.write(|db| {
-            let row = db.one(
-                "INSERT INTO messages (id, project_id, session_id, role, agent, content, tokens, importance, pinned, created_at, tsv)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, strip(to_tsvector('simple', $11))) RETURNING seq",
-                &[
-                    &id,
-                    &self.project(),
-                    &m.session_id,
-                    &m.role.name(),
-                    &m.agent,
-                    &m.content,
-                    &tokens,
-                    &m.importance,
-                    &m.pinned,
-                    &m.created_at.0,
-                    &indexed,
-                ],
-            )?;
-            let seq: i64 = row.get(0);
-            if let Some(session) = &m.session_id {
-                db.exec(
-                    "UPDATE sessions SET message_count = message_count + 1, tokens = tokens + $2, last_activity = greatest(last_activity, $3) WHERE id = $1",
-                    &[session, &tokens, &m.created_at.0],
-                )?;
+            let mut out = Vec::with_capacity(msgs.len());
+            for (m, (id, tokens, indexed)) in msgs.iter().zip(&rows) {
+                out.push(insert_message(db, self, m, id, *tokens, indexed)?);
             }
-            Ok(Message {
-                id: id.clone(),
-                seq,
-                session_id: m.session_id.clone(),
-                role: m.role,
-                agent: m.agent.clone(),
-                content: m.content.clone(),
-                tokens: m.tokens,
-                importance: m.importance,
-                pinned: m.pinned,
-                created_at: m.created_at,
-            })
+            Ok(out)
         })
     }
 

@@ -119,54 +119,71 @@ pub(crate) fn insert_operation(
     })
 }
 
+/// Appends a message inside the caller's transaction.
+fn insert_message(
+    tx: &rusqlite::Connection,
+    store: &SqliteStore,
+    m: &MessageDraft,
+    id: &str,
+    tokens: i64,
+) -> Result<Message, StoreError> {
+    tx.prepare_cached(
+        "INSERT INTO messages (id, project_id, session_id, role, agent, content, tokens, importance, pinned, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            id,
+            store.project_id,
+            m.session_id,
+            m.role.name(),
+            m.agent,
+            m.content,
+            tokens,
+            m.importance,
+            m.pinned,
+            m.created_at.0
+        ])
+    })
+    .map_err(|e| store.err(e))?;
+    let seq = tx.last_insert_rowid();
+    if let Some(session) = &m.session_id {
+        tx.prepare_cached(
+            "UPDATE sessions SET message_count = message_count + 1, tokens = tokens + ?2, last_activity = max(last_activity, ?3) WHERE id = ?1",
+        )
+        .and_then(|mut s| s.execute(params![session, tokens, m.created_at.0]))
+        .map_err(|e| store.err(e))?;
+    }
+    Ok(Message {
+        id: id.to_string(),
+        seq,
+        session_id: m.session_id.clone(),
+        role: m.role,
+        agent: m.agent.clone(),
+        content: m.content.clone(),
+        tokens: m.tokens,
+        importance: m.importance,
+        pinned: m.pinned,
+        created_at: m.created_at,
+    })
+}
+
 impl OperationLog for SqliteStore {
     fn append_operation(&self, op: &OperationDraft) -> Result<Operation, StoreError> {
         self.write(|tx| insert_operation(tx, self, op))
     }
 
-    fn append_message(&self, m: &MessageDraft) -> Result<Message, StoreError> {
-        let id = new_id();
-        let tokens = tokens_i64(m.tokens)?;
+    fn append_messages(&self, msgs: &[MessageDraft]) -> Result<Vec<Message>, StoreError> {
+        let rows = msgs
+            .iter()
+            .map(|m| Ok((new_id(), tokens_i64(m.tokens)?)))
+            .collect::<Result<Vec<_>, StoreError>>()?;
         self.write(|tx| {
-            tx.prepare_cached(
-                "INSERT INTO messages (id, project_id, session_id, role, agent, content, tokens, importance, pinned, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            )
-            .and_then(|mut s| {
-                s.execute(params![
-                    id,
-                    self.project_id,
-                    m.session_id,
-                    m.role.name(),
-                    m.agent,
-                    m.content,
-                    tokens,
-                    m.importance,
-                    m.pinned,
-                    m.created_at.0
-                ])
-            })
-            .map_err(|e| self.err(e))?;
-            let seq = tx.last_insert_rowid();
-            if let Some(session) = &m.session_id {
-                tx.prepare_cached(
-                    "UPDATE sessions SET message_count = message_count + 1, tokens = tokens + ?2, last_activity = max(last_activity, ?3) WHERE id = ?1",
-                )
-                .and_then(|mut s| s.execute(params![session, tokens, m.created_at.0]))
-                .map_err(|e| self.err(e))?;
+            let mut out = Vec::with_capacity(msgs.len());
+            for (m, (id, tokens)) in msgs.iter().zip(&rows) {
+                out.push(insert_message(tx, self, m, id, *tokens)?);
             }
-            Ok(Message {
-                id: id.clone(),
-                seq,
-                session_id: m.session_id.clone(),
-                role: m.role,
-                agent: m.agent.clone(),
-                content: m.content.clone(),
-                tokens: m.tokens,
-                importance: m.importance,
-                pinned: m.pinned,
-                created_at: m.created_at,
-            })
+            Ok(out)
         })
     }
 

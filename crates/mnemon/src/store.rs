@@ -75,8 +75,8 @@ impl OperationLog for AnyStore {
     fn append_operation(&self, op: &OperationDraft) -> Result<Operation, StoreError> {
         each!(self, s => s.append_operation(op))
     }
-    fn append_message(&self, msg: &MessageDraft) -> Result<Message, StoreError> {
-        each!(self, s => s.append_message(msg))
+    fn append_messages(&self, msgs: &[MessageDraft]) -> Result<Vec<Message>, StoreError> {
+        each!(self, s => s.append_messages(msgs))
     }
     fn operations(&self, q: &OperationQuery) -> Result<Vec<Operation>, StoreError> {
         each!(self, s => s.operations(q))

@@ -148,7 +148,7 @@ impl Touched {
     }
 
     /// A rendered write that also appended to the log.
-    fn logged() -> Touched {
+    pub(crate) fn logged() -> Touched {
         Touched {
             logged: true,
             ..Touched::rendered()

@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::sentences::{density, jaccard, split, terms};
+use super::sentences::{density, jaccard, split, term_set, terms};
 use super::{
     Audit, CompressError, Line, SEED_RATIO_PPM, SourceItem, Summarizer, Summary, render,
     verbatim_tokens,
@@ -104,12 +104,13 @@ impl Summarizer for Extractive {
         // Greedy by salience, estimating each line's cost; the exact count
         // of the rendered text is checked afterwards.
         let mut chosen: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
-        let mut kept_terms: Vec<&[String]> = Vec::new();
+        let sets: Vec<Vec<&str>> = sentences.iter().map(|s| term_set(&s.terms)).collect();
+        let mut kept_terms: Vec<&[&str]> = Vec::new();
         let mut duplicates = 0;
         let mut estimate = pinned_tokens;
         let mut by_score: Vec<(usize, usize)> = Vec::new();
-        for s in &sentences {
-            if kept_terms.iter().any(|t| jaccard(t, &s.terms) >= DUPLICATE) {
+        for (s, set) in sentences.iter().zip(&sets) {
+            if kept_terms.iter().any(|t| jaccard(t, set) >= DUPLICATE) {
                 duplicates += 1;
                 continue;
             }
@@ -118,7 +119,7 @@ impl Summarizer for Extractive {
                 continue;
             }
             estimate += cost;
-            kept_terms.push(&s.terms);
+            kept_terms.push(set);
             chosen.entry(s.item).or_default().insert(s.index);
             by_score.push((s.item, s.index));
         }

@@ -84,21 +84,57 @@ pub fn has_identifier(text: &str) -> bool {
     b.windows(2).any(|w| w[0] == b'#' && w[1].is_ascii_digit())
 }
 
-/// Jaccard similarity of two term sets.
-pub fn jaccard(a: &[String], b: &[String]) -> f64 {
+/// A sentence's terms as a set: sorted, each once, for [`jaccard`].
+pub fn term_set(terms: &[String]) -> Vec<&str> {
+    let mut set: Vec<&str> = terms.iter().map(String::as_str).collect();
+    set.sort_unstable();
+    set.dedup();
+    set
+}
+
+/// Jaccard similarity of two term sets made by [`term_set`]. Compression
+/// compares every sentence with every one kept, so this walks the two
+/// sorted lists once instead of building sets.
+pub fn jaccard(a: &[&str], b: &[&str]) -> f64 {
     if a.is_empty() && b.is_empty() {
         return 1.0;
     }
-    let sa: std::collections::BTreeSet<&String> = a.iter().collect();
-    let sb: std::collections::BTreeSet<&String> = b.iter().collect();
-    let inter = sa.intersection(&sb).count();
-    let union = sa.union(&sb).count();
-    inter as f64 / union as f64
+    let (mut i, mut j, mut inter) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                inter += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    inter as f64 / (a.len() + b.len() - inter) as f64
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The merge walk counts what sets would.
+        #[test]
+        fn jaccard_is_the_share_of_shared_terms(
+            a in proptest::collection::vec("[a-d]{1,2}", 0..12),
+            b in proptest::collection::vec("[a-d]{1,2}", 0..12),
+        ) {
+            use std::collections::BTreeSet;
+            let (sa, sb): (BTreeSet<&String>, BTreeSet<&String>) = (a.iter().collect(), b.iter().collect());
+            let want = if sa.is_empty() && sb.is_empty() {
+                1.0
+            } else {
+                sa.intersection(&sb).count() as f64 / sa.union(&sb).count() as f64
+            };
+            proptest::prop_assert_eq!(jaccard(&term_set(&a), &term_set(&b)), want);
+        }
+    }
 
     #[test]
     fn splits_on_sentence_ends_but_not_inside_numbers_or_paths() {

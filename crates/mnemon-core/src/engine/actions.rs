@@ -13,7 +13,8 @@ use super::store::{CompactionRecord, EngineCommit};
 use super::{Engine, EngineError, EngineEvent, EngineStore, Outcome, View, doc_text, zone_events};
 use crate::compress::{self, SourceItem, Summarizer, compress_within};
 use crate::memory::{
-    DocKind, Message, Operation, OperationDraft, Session, SessionChange, StoreError, data_text,
+    DocKind, Message, Operation, OperationDraft, Session, SessionChange, StoreError, Timestamp,
+    data_text,
 };
 use crate::window::{Action, WindowEvent, Zone};
 
@@ -199,6 +200,12 @@ impl<S: EngineStore> Engine<S> {
         events: &mut Vec<EngineEvent>,
         checkpoints: &mut Vec<Checkpoint>,
     ) -> Result<View, EngineError> {
+        // Most writes change nothing here; this is also the test a
+        // history's batch is cut by, so the two cannot disagree.
+        let since = self.operations_since_checkpoint(&v)?;
+        if self.quiet_after(&v, phase, since, self.now()) {
+            return Ok(v);
+        }
         let w = &self.cfg.window;
         let used = v.used();
         let (wevents, zone, emergency) = zone_events(w, &v.state, used);
@@ -276,42 +283,83 @@ impl<S: EngineStore> Engine<S> {
                 v = self.view()?;
             }
         }
-        if let Some(s) = &v.session {
-            let threshold = self.cfg.profile.session_compression_threshold_tokens.value;
-            if s.tokens.saturating_sub(v.state.compacted_tokens) >= threshold {
-                let c = self.compact_locked(&v, false)?;
-                events.push(EngineEvent::SessionLogCompacted {
-                    input_tokens: c.summary.input_tokens,
-                    output_tokens: c.summary.tokens,
-                });
-                v = self.view()?;
-            }
+        if self.compaction_due(&v) {
+            let c = self.compact_locked(&v, false)?;
+            events.push(EngineEvent::SessionLogCompacted {
+                input_tokens: c.summary.input_tokens,
+                output_tokens: c.summary.tokens,
+            });
+            v = self.view()?;
         }
         // Re-read after every write above: the caller answers with it.
         Ok(v)
     }
 
     pub(super) fn interval_trigger(&self, v: &View) -> Result<Option<String>, StoreError> {
-        let Some(s) = &v.session else { return Ok(None) };
-        let p = &self.cfg.profile;
-        let every = p.checkpoint_interval_operations.value;
-        let since = self
+        let since = self.operations_since_checkpoint(v)?;
+        Ok(self.interval_due(v, since, self.now()))
+    }
+
+    /// Operations logged in the session since the last checkpoint.
+    pub(super) fn operations_since_checkpoint(&self, v: &View) -> Result<u64, StoreError> {
+        let Some(s) = &v.session else { return Ok(0) };
+        Ok(self
             .store()
             .live_totals(&s.id, v.state.checkpoint_op_seq, i64::MAX)?
-            .op_count;
+            .op_count)
+    }
+
+    /// The operation-count or time trigger due at `now`, given the
+    /// operations logged since the last checkpoint.
+    pub(super) fn interval_due(&self, v: &View, since: u64, now: Timestamp) -> Option<String> {
+        let s = v.session.as_ref()?;
+        let p = &self.cfg.profile;
+        let every = p.checkpoint_interval_operations.value;
         if self.cfg.checkpoints.operations && every > 0 && since >= every {
-            return Ok(Some(format!("operations_{every}")));
+            return Some(format!("operations_{every}"));
         }
         if !self.cfg.checkpoints.time {
-            return Ok(None);
+            return None;
         }
         let hours = p.checkpoint_interval_hours.value;
         let last = v.state.last_checkpoint_at.unwrap_or(s.started_at);
         let interval_ms = (hours * HOUR_MS as f64) as i64;
-        if interval_ms > 0 && self.now().0 - last.0 >= interval_ms {
-            return Ok(Some(format!("time_{}", hours_label(hours))));
+        if interval_ms > 0 && now.0 - last.0 >= interval_ms {
+            return Some(format!("time_{}", hours_label(hours)));
         }
-        Ok(None)
+        None
+    }
+
+    /// Whether the session's log has grown enough since it was last
+    /// compacted to be compacted now.
+    pub(super) fn compaction_due(&self, v: &View) -> bool {
+        let threshold = self.cfg.profile.session_compression_threshold_tokens.value;
+        v.session
+            .as_ref()
+            .is_some_and(|s| s.tokens.saturating_sub(v.state.compacted_tokens) >= threshold)
+    }
+
+    /// Whether [`Engine::after_write`] would do nothing for `v` at `now`:
+    /// no zone or emergency change, no phase change, no trigger due, no
+    /// compaction. A history's turns between two such actions can go in
+    /// as one write.
+    pub(super) fn quiet_after(
+        &self,
+        v: &View,
+        phase: Option<crate::memory::Phase>,
+        since: u64,
+        now: Timestamp,
+    ) -> bool {
+        let w = &self.cfg.window;
+        let used = v.used();
+        let (wevents, zone, emergency) = zone_events(w, &v.state, used);
+        wevents.is_empty()
+            && zone == v.state.zone
+            && emergency == v.state.emergency
+            && !w.is_emergency(used)
+            && phase.is_none_or(|p| v.state.phase == Some(p))
+            && self.interval_due(v, since, now).is_none()
+            && !self.compaction_due(v)
     }
 
     /// Refreshes now: checkpoint, working memory into the session summary,

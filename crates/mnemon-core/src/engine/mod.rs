@@ -20,6 +20,7 @@ mod checkpointing;
 mod context;
 mod ending;
 pub mod forget;
+mod history;
 pub mod live;
 mod optimizing;
 mod state;
@@ -35,6 +36,7 @@ pub use checkpoint::{Checkpoint, CheckpointError};
 pub use checkpointing::Resumed;
 pub use context::ContextRequest;
 pub use ending::Compaction;
+pub use history::DatedMessage;
 pub use live::{LiveCaps, LiveContext};
 pub use optimizing::OptimizeReport;
 pub use state::{ACTION_KIND, Calibration, EngineState, LiveTotals};
@@ -357,6 +359,7 @@ impl<S> std::fmt::Debug for Engine<S> {
 }
 
 /// The live context as the engine sees it at one moment.
+#[derive(Clone)]
 pub(crate) struct View {
     pub state: EngineState,
     /// Whether `state` came from the store (else it is a fresh default).
@@ -635,6 +638,18 @@ impl<S: EngineStore> Engine<S> {
             }
         }
         let value = write(&self.memory)?;
+        self.acted_on(value, phase, events, checkpoints)
+    }
+
+    /// Acts on a durable write (zone actions, triggers, compaction) and
+    /// answers with the window after it.
+    fn acted_on<T>(
+        &self,
+        value: T,
+        phase: Option<crate::memory::Phase>,
+        mut events: Vec<EngineEvent>,
+        mut checkpoints: Vec<Checkpoint>,
+    ) -> Result<Outcome<T>, EngineError> {
         // The write is durable; what remains is acting on it. If another
         // process moved the state meanwhile, look again: it may already
         // have done what was needed.

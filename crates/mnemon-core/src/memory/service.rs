@@ -15,7 +15,7 @@ use super::redact::Redactor;
 use super::store::{Store, StoreError};
 use super::types::{
     Clock, Message, MessageDraft, MessageQuery, NewMessage, NewOperation, Operation,
-    OperationDraft, OperationQuery, Session, SessionChange, SessionStatus,
+    OperationDraft, OperationQuery, Session, SessionChange, SessionStatus, Timestamp,
 };
 use super::working::WorkingMemory;
 use crate::importance::{Role, is_pinned_operation, score_message};
@@ -207,6 +207,32 @@ impl<S: Store> Memory<S> {
     }
 
     pub fn message(&self, new: NewMessage) -> Result<Message, StoreError> {
+        let session = self.current_session()?;
+        let draft = self.message_draft(new, &session.id, self.clock.now())?;
+        self.store.append_message(&draft)
+    }
+
+    /// Stores turns said at the times given, in order, in one commit.
+    pub fn messages_at(
+        &self,
+        turns: Vec<(NewMessage, Timestamp)>,
+    ) -> Result<Vec<Message>, StoreError> {
+        let session = self.current_session()?;
+        let drafts = turns
+            .into_iter()
+            .map(|(new, at)| self.message_draft(new, &session.id, at))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.store.append_messages(&drafts)
+    }
+
+    /// A turn as it is stored: reasoning removed, secrets redacted (and
+    /// noted), counted and scored, in the agent's current session.
+    fn message_draft(
+        &self,
+        new: NewMessage,
+        session: &str,
+        at: Timestamp,
+    ) -> Result<MessageDraft, StoreError> {
         let content = self.clean_text(&new.content, true);
         if content.trim().is_empty() {
             return Err(StoreError::Invalid(
@@ -217,17 +243,16 @@ impl<S: Store> Memory<S> {
             .tokens
             .unwrap_or_else(|| self.counter.count(&content) as u64);
         let importance = score_message(new.role, &content);
-        let session = self.current_session()?;
-        self.store.append_message(&MessageDraft {
-            session_id: Some(session.id),
+        Ok(MessageDraft {
+            session_id: Some(session.to_string()),
             role: new.role,
             agent: new.agent.unwrap_or_else(|| self.agent.clone()),
-            content: content.clone(),
-            tokens,
-            importance,
             // Asking to be remembered pins a message as it pins an operation.
             pinned: importance >= 1.0 && crate::importance::Signals::of(&content).remember,
-            created_at: self.clock.now(),
+            content,
+            tokens,
+            importance,
+            created_at: at,
         })
     }
 

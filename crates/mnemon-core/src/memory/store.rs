@@ -95,7 +95,14 @@ impl Health {
 /// Operations and messages: an append-only log.
 pub trait OperationLog {
     fn append_operation(&self, op: &OperationDraft) -> Result<Operation, StoreError>;
-    fn append_message(&self, msg: &MessageDraft) -> Result<Message, StoreError>;
+    fn append_message(&self, msg: &MessageDraft) -> Result<Message, StoreError> {
+        let mut out = self.append_messages(std::slice::from_ref(msg))?;
+        out.pop()
+            .ok_or_else(|| StoreError::Invalid("the store stored no message".into()))
+    }
+    /// Appends `msgs` in order, all or none: an import writes a history
+    /// in batches, one commit each, instead of one commit per turn.
+    fn append_messages(&self, msgs: &[MessageDraft]) -> Result<Vec<Message>, StoreError>;
     /// Most recent first.
     fn operations(&self, q: &OperationQuery) -> Result<Vec<Operation>, StoreError>;
     /// How many operations `operations(q)` would return, without reading
