@@ -235,14 +235,14 @@ fn a_fragment_too_long_to_fit_comes_in_as_its_best_sentences() {
     let whole = Candidate {
         id: "o7".into(),
         provenance: Vec::new(),
-        text: format!("- [o7] {long}"),
+        text: format!("[o7] {long}"),
         score: 1.0,
         order: 0,
         role: None,
         excerpt: Some(Box::new(Candidate {
             id: "o7".into(),
             provenance: vec!["o7".into()],
-            text: format!("- [o7 excerpt] {e}"),
+            text: format!("[o7 excerpt] {e}"),
             score: 1.0,
             order: 0,
             role: None,
@@ -261,7 +261,7 @@ fn a_fragment_too_long_to_fit_comes_in_as_its_best_sentences() {
     let out = a.assemble(&plan, 120, &offers).unwrap();
     assert!(out.tokens <= 120);
     assert!(
-        out.text.contains("- [o7 excerpt] Alice chose PostgreSQL"),
+        out.text.contains("[o7 excerpt] Alice chose PostgreSQL"),
         "{}",
         out.text
     );

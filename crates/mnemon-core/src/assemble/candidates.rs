@@ -162,8 +162,13 @@ pub fn entities(most_urgent_first: &[Entity]) -> Vec<Candidate> {
 /// Each fragment carries an excerpt of its best sentences for `query`, for
 /// when the whole record does not fit; it is shown in relevance order.
 ///
+/// A fragment is a line `[m12] …`, without a list bullet: the label names
+/// the record for citing it, and at two tokens less per line a budget holds
+/// about 5 % more turns of a chat (recall rose at every budget on the
+/// development sets, BENCHMARKS.md 2026-11-26).
+///
 /// For a question about time ("when", "how long before", "last week") each
-/// record of the logs carries its date, `- [m12, 2024-03-15] …`: the answer
+/// record of the logs carries its date, `[m12, 2024-03-15] …`: the answer
 /// is often the day something was said, which only the record's time holds.
 pub fn fragments(ranked: &[super::retrieve::Ranked], query: &str) -> Vec<Candidate> {
     let terms = super::retrieve::query_terms(query);
@@ -195,7 +200,7 @@ pub fn fragments(ranked: &[super::retrieve::Ranked], query: &str) -> Vec<Candida
                 Box::new(Candidate {
                     id: r.hit.id.clone(),
                     provenance: vec![r.hit.id.clone()],
-                    text: format!("- [{} excerpt] {e}", head(r)),
+                    text: format!("[{} excerpt] {e}", head(r)),
                     score: r.score,
                     order: i as i64,
                     role: None,
@@ -205,7 +210,7 @@ pub fn fragments(ranked: &[super::retrieve::Ranked], query: &str) -> Vec<Candida
             let c = Candidate {
                 id: r.hit.id.clone(),
                 provenance: Vec::new(),
-                text: format!("- [{}] {text}", head(r)),
+                text: format!("[{}] {text}", head(r)),
                 score: r.score,
                 order: i as i64,
                 role: None,
