@@ -192,6 +192,10 @@ fn a_person_at_the_terminal_sees_answers_questions_and_notices() {
     t.key("Enter");
     t.wait_for("We just started Story #4 \"MFA\".", 2);
 
+    // A secret typed is redacted in what is stored, the history included.
+    t.send("/remember my deploy key is sk-proj-Zq8vN3kLm5Rt7Wx9Yb2Cd4Ef6Gh8Jk0");
+    t.wait_for("redacted", 1);
+
     t.send("/checkpoint");
     t.wait_for("Checkpoint CP-", 1);
 
@@ -209,6 +213,11 @@ fn a_person_at_the_terminal_sees_answers_questions_and_notices() {
     assert!(
         history.contains("Add 3 stories to it: login, signup, and MFA"),
         "{history}"
+    );
+    assert!(history.contains("/remember my deploy key is"), "{history}");
+    assert!(
+        !history.contains("Zq8vN3kLm5Rt7Wx9Yb2Cd4Ef6Gh8Jk0"),
+        "no secret in the history file:\n{history}"
     );
     assert!(
         std::fs::read_dir(tmp.path().join(".mnemon/sessions/archive"))

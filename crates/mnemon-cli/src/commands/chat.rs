@@ -135,7 +135,9 @@ fn repl(g: &Global, a: &ChatArgs, project: &Project, chat: &mut ChatSession) -> 
                 if trimmed.is_empty() {
                     continue;
                 }
-                let _ = rl.add_history_entry(trimmed);
+                // The history file is on disk like the database: a line
+                // is kept as it would be stored, secrets redacted.
+                let _ = rl.add_history_entry(chat.engine().memory().stored_text(trimmed));
                 let reply = match chat.handle(trimmed) {
                     Ok(r) => r,
                     Err(e) => {
