@@ -278,6 +278,13 @@ fn a_phrase_is_forgotten_wherever_it_was_said() {
         ],
     );
     common::ok(dir, &["remember", "Invoices go out on Fridays"]);
+    // What `mnemon chat` keeps of the lines typed into it.
+    let typed = dir.join(".mnemon").join(mnemon::CHAT_HISTORY);
+    std::fs::write(
+        &typed,
+        "#V2\n/remember Home address: 12 Quay Street\nwhat are the invoices about?\n",
+    )
+    .unwrap();
 
     let short = common::mnemon(dir, &["forget", "--matching", "12"]);
     assert_eq!(short.status.code(), Some(1));
@@ -303,6 +310,11 @@ fn a_phrase_is_forgotten_wherever_it_was_said() {
     assert!(!seen.to_lowercase().contains("quay"), "{seen}");
     assert!(!common::on_disk(dir, "Quay Street") && !common::on_disk(dir, "QUAY STREET"));
     assert!(shown(dir, "invoices").contains("Invoices go out on Fridays"));
+    assert_eq!(
+        std::fs::read_to_string(&typed).unwrap(),
+        "#V2\nwhat are the invoices about?\n",
+        "the typed line that said it is gone, the others stay"
+    );
     let audit = common::ok(dir, &["forget", "--history", "--json"]);
     assert!(
         !audit.to_lowercase().contains("quay") && audit.contains("14 characters"),

@@ -73,7 +73,9 @@ pub use mnemon_core::engine::forget::{ForgetAudit, ForgetTarget, Forgotten};
 pub use mnemon_core::memory::Health;
 pub use mnemon_llm;
 pub use reads::{CheckpointSource, ContextQuery};
-pub use settings::{CONFIG_NAME, DB_NAME, DIR_NAME, Environment, Settings, display_path, load_hf};
+pub use settings::{
+    CHAT_HISTORY, CONFIG_NAME, DB_NAME, DIR_NAME, Environment, Settings, display_path, load_hf,
+};
 pub use status::{ChatFormatInfo, ProfileInfo, StatusReport, TokenizerInfo, UsageSource, evaluate};
 pub use views::{Views, write_atomically};
 pub use writes::{SessionEnd, Written};

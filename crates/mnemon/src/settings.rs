@@ -19,6 +19,9 @@ pub const DIR_NAME: &str = ".mnemon";
 pub const CONFIG_NAME: &str = "config.toml";
 /// The SQLite database inside it.
 pub const DB_NAME: &str = "mnemon.db";
+/// Lines typed into `mnemon chat`, under `.mnemon/`: kept redacted, and
+/// cleaned by `forget --matching`.
+pub const CHAT_HISTORY: &str = "chat_history";
 
 /// The process environment as mnemon reads it: only `MNEMON_*` variables,
 /// and only those whose name and value are UTF-8. Anything else in the

@@ -355,6 +355,9 @@ impl Mnemon {
         if !dry_run && let Some(v) = self.views() {
             v.forget(e.memory(), &f, self.keep_versions())?;
         }
+        if !dry_run && let Some(dir) = self.dir() {
+            forget_typed(&dir.join(crate::CHAT_HISTORY), matching)?;
+        }
         Ok(f)
     }
 
@@ -525,4 +528,31 @@ impl Mnemon {
         };
         Ok((self.settle(&e, out, Touched::rendered()), cp))
     }
+}
+
+/// Drops the lines of chat's history file that hold a forgotten phrase
+/// (as `--matching` compares: case aside), rewriting it in place.
+fn forget_typed(path: &std::path::Path, matching: &[String]) -> Result<()> {
+    if matching.is_empty() {
+        return Ok(());
+    }
+    let text = match std::fs::read(path) {
+        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(format!("cannot read {}", path.display()), e)),
+    };
+    let needles: Vec<String> = matching.iter().map(|m| m.trim().to_lowercase()).collect();
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            let l = l.to_lowercase();
+            !needles.iter().any(|n| l.contains(n.as_str()))
+        })
+        .collect();
+    if kept.len() == text.lines().count() {
+        return Ok(());
+    }
+    let mut out = kept.join("\n");
+    out.push('\n');
+    crate::views::write_atomically(path, out.as_bytes())
 }

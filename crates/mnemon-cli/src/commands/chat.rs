@@ -16,7 +16,7 @@ use crate::output::{BOLD, DIM, Paint, stored, thousands, zone_style};
 use crate::project::Project;
 
 const PROMPT: &str = "mnemon> ";
-const HISTORY: &str = "chat_history";
+const HISTORY: &str = mnemon::CHAT_HISTORY;
 
 pub fn run(g: &Global, a: &ChatArgs) -> Result<()> {
     let project = Project::find(g.dir.as_deref())?;
