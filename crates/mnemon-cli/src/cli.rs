@@ -668,6 +668,9 @@ pub enum GoalCommand {
     },
     /// Mark a goal complete; it leaves the hot context.
     Complete {
+        /// The goal: its number in `goal list`, its id (or the start of
+        /// it), or words of its text that only one open goal holds.
+        #[arg(value_name = "GOAL")]
         id: String,
         #[command(flatten)]
         version: VersionArg,

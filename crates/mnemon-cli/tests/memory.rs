@@ -65,6 +65,45 @@ fn records_survive_across_processes() {
 }
 
 #[test]
+fn a_goal_is_completed_by_its_number_or_its_words() {
+    let tmp = project();
+    let d = tmp.path();
+    ok(d, &["goal", "add", "Ship the login flow"]);
+    ok(d, &["goal", "add", "Write the release notes"]);
+    ok(d, &["goal", "add", "Ship the billing page"]);
+    let listed = ok(d, &["goal", "list"]);
+    assert!(listed.starts_with("1. "), "{listed}");
+    assert!(listed.contains("\n2. "), "{listed}");
+
+    let done = ok(d, &["goal", "complete", "2"]);
+    assert!(done.contains("Write the release notes"), "{done}");
+    let done = ok(d, &["goal", "complete", "Ship the login flow"]);
+    assert!(done.contains("completed goal"), "{done}");
+    assert!(done.contains("Ship the login flow"), "{done}");
+
+    // Words two goals share, or none holds, name no goal.
+    ok(d, &["goal", "add", "Ship the admin page"]);
+    let two = mnemon(d, &["goal", "complete", "page"]);
+    assert_eq!(two.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&two.stderr).contains("\"page\" matches 2 goals"),
+        "{}",
+        String::from_utf8_lossy(&two.stderr)
+    );
+    let none = mnemon(d, &["goal", "complete", "nothing like it"]);
+    assert_eq!(none.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("no open goal matches"));
+    let hot = json(d, &["hot", "--json"]);
+    let open: Vec<&str> = hot["active_goals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["description"].as_str().unwrap())
+        .collect();
+    assert_eq!(open, ["Ship the billing page", "Ship the admin page"]);
+}
+
+#[test]
 fn hot_context_commands_and_conflicts() {
     let tmp = project();
     let d = tmp.path();

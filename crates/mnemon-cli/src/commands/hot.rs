@@ -50,13 +50,19 @@ fn list(g: &Global, kind: HotKind) -> Result<()> {
     if items.is_empty() {
         println!("no active {}s", kind.name());
     }
-    for i in items {
+    for (n, i) in items.into_iter().enumerate() {
+        // Goals are numbered: `goal complete 2` takes the number.
+        let number = if kind == HotKind::Goal {
+            format!("{}. ", n + 1)
+        } else {
+            String::new()
+        };
         let prio = i
             .priority
             .map(|p| format!(" ({})", p.name()))
             .unwrap_or_default();
         println!(
-            "{} {}{prio}  {DIM}[{} · version {}]{DIM:#}",
+            "{number}{} {}{prio}  {DIM}[{} · version {}]{DIM:#}",
             short(&i.id),
             stored(&i.text),
             i.status,
@@ -112,7 +118,19 @@ pub fn goal(g: &Global, c: &GoalCommand) -> Result<()> {
             id,
             version: v,
             agent,
-        } => set_status(g, id, v, agent, HotStatus::Complete, "completed"),
+        } => {
+            // As chat's /complete_goal: a number from `goal list`, the
+            // start of an id, or words of the goal's text.
+            let m = open(g, agent)?;
+            let hot = m.hot()?;
+            let goal = hot.goal(id).map_err(|e| mnemon::Error::Input(e))?;
+            let change = HotItemChange {
+                status: Some(HotStatus::Complete),
+                ..HotItemChange::default()
+            };
+            let out = m.update_hot(&goal.id, v.if_version, change)?;
+            changed(g, "completed", &out)
+        }
         GoalCommand::List => list(g, HotKind::Goal),
     }
 }

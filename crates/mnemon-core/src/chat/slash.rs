@@ -307,43 +307,15 @@ fn hot_add<S: ChatStore>(chat: &Chat<'_, S>, kind: HotKind, text: &str, cmd: &st
 fn complete_goal<S: ChatStore>(chat: &Chat<'_, S>, arg: &str) -> Res {
     let memory = chat.engine.memory();
     let hot = memory.hot()?;
-    let goals: Vec<_> = hot
-        .of_kind(HotKind::Goal)
-        .filter(|g| g.status != HotStatus::Complete)
-        .collect();
     if arg.is_empty() {
         return Err(StoreError::Invalid(
             "/complete_goal needs the goal: its id, its number in /context status, or its text"
                 .into(),
         ));
     }
-    let low = arg.to_lowercase();
-    let by_number = arg
-        .parse::<usize>()
-        .ok()
-        .and_then(|n| n.checked_sub(1))
-        .and_then(|i| hot.of_kind(HotKind::Goal).nth(i));
-    let by_id = goals.iter().copied().find(|g| g.id.starts_with(arg));
-    let by_text: Vec<_> = goals
-        .iter()
-        .copied()
-        .filter(|g| g.text.to_lowercase().contains(&low))
-        .collect();
-    let goal = match (by_number, by_id) {
-        (Some(g), _) | (None, Some(g)) => g,
-        _ if by_text.len() == 1 => by_text[0],
-        _ if by_text.len() > 1 => {
-            return Err(StoreError::Invalid(format!(
-                "\"{arg}\" matches {} goals; give its id or number from /context status",
-                by_text.len()
-            )));
-        }
-        _ => {
-            return Err(StoreError::Invalid(format!(
-                "no open goal matches \"{arg}\"; /context status lists them"
-            )));
-        }
-    };
+    let goal = hot
+        .goal(arg)
+        .map_err(|e| StoreError::Invalid(e.replace("`mnemon goal list`", "/context status")))?;
     let done = chat
         .engine
         .update_hot(

@@ -194,6 +194,46 @@ impl HotContext {
         self.items.iter().filter(move |i| i.kind == kind)
     }
 
+    /// The goal `arg` names, as a person names it: its number in the list
+    /// of goals (from 1), the start of its id, or words of its text that
+    /// only one open goal holds. The error says what to give instead.
+    pub fn goal(&self, arg: &str) -> Result<&HotItem, String> {
+        let arg = arg.trim();
+        if arg.is_empty() {
+            return Err(
+                "name the goal: its id, its number in the list of goals, or its text".into(),
+            );
+        }
+        let open: Vec<&HotItem> = self
+            .of_kind(HotKind::Goal)
+            .filter(|g| g.status != HotStatus::Complete)
+            .collect();
+        let by_number = arg
+            .parse::<usize>()
+            .ok()
+            .and_then(|n| n.checked_sub(1))
+            .and_then(|i| self.of_kind(HotKind::Goal).nth(i));
+        if let Some(g) = by_number.or_else(|| open.iter().copied().find(|g| g.id.starts_with(arg)))
+        {
+            return Ok(g);
+        }
+        let low = arg.to_lowercase();
+        let by_text: Vec<&HotItem> = open
+            .into_iter()
+            .filter(|g| g.text.to_lowercase().contains(&low))
+            .collect();
+        match by_text.as_slice() {
+            [g] => Ok(g),
+            [] => Err(format!(
+                "no open goal matches \"{arg}\"; `mnemon goal list` shows them with their numbers"
+            )),
+            more => Err(format!(
+                "\"{arg}\" matches {} goals; give its id or its number from `mnemon goal list`",
+                more.len()
+            )),
+        }
+    }
+
     /// The short-term-context seed's JSON shape, with ids and versions so a
     /// reader can update what it read.
     pub fn to_json(&self) -> serde_json::Value {
