@@ -123,7 +123,7 @@ pub fn goal(g: &Global, c: &GoalCommand) -> Result<()> {
             // start of an id, or words of the goal's text.
             let m = open(g, agent)?;
             let hot = m.hot()?;
-            let goal = hot.goal(id).map_err(|e| mnemon::Error::Input(e))?;
+            let goal = hot.goal(id).map_err(mnemon::Error::Input)?;
             let change = HotItemChange {
                 status: Some(HotStatus::Complete),
                 ..HotItemChange::default()
