@@ -73,6 +73,16 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if g.json => {
+            // A script that asked for JSON gets its error as JSON too, in
+            // the API's shape, with the class its exit code stands for.
+            let body = serde_json::json!({"error": {
+                "class": class(&e).name(),
+                "message": format!("{e:#}"),
+            }});
+            eprintln!("{body}");
+            ExitCode::from(exit_code(&e))
+        }
         Err(e) => {
             let style = anstyle::AnsiColor::Red.on_default().bold();
             anstream::eprintln!("{style}error:{style:#} {e:#}");
@@ -84,9 +94,15 @@ fn main() -> ExitCode {
 /// The exit code for an error: the library's class when it is one of its
 /// errors, else 1 (input, configuration or environment).
 fn exit_code(e: &anyhow::Error) -> u8 {
+    class(e).exit_code()
+}
+
+/// The library's class of an error; anything else is the caller's input,
+/// configuration or environment.
+fn class(e: &anyhow::Error) -> mnemon::ErrorClass {
     e.chain()
         .find_map(|c| c.downcast_ref::<mnemon::Error>())
-        .map_or(1, |m| m.class().exit_code())
+        .map_or(mnemon::ErrorClass::Input, mnemon::Error::class)
 }
 
 /// The last line of defence: a bug prints one line saying what and where,

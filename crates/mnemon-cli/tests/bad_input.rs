@@ -863,3 +863,36 @@ fn the_catalogue_of_broken_stores_is_refused_without_writing() {
     }
     insta::assert_snapshot!("stores", report);
 }
+
+#[test]
+fn with_json_an_error_is_json_on_stderr_with_its_class() {
+    let tmp = common::project();
+    let d = tmp.path();
+    let parse = |out: &std::process::Output| -> serde_json::Value {
+        let err = String::from_utf8_lossy(&out.stderr);
+        serde_json::from_str(err.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {err}"))
+    };
+    let none = common::mnemon(d, &["goal", "complete", "no such goal", "--json"]);
+    assert_eq!(none.status.code(), Some(1));
+    let v = parse(&none);
+    assert_eq!(v["error"]["class"], "input", "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no open goal matches"),
+        "{v}"
+    );
+    assert!(none.stdout.is_empty(), "nothing on stdout");
+
+    let goal = common::json(d, &["goal", "add", "Ship it", "--json"]);
+    let id = goal["id"].as_str().unwrap();
+    common::ok(d, &["goal", "update", id, "--status", "in-progress"]);
+    let stale = common::mnemon(d, &["goal", "complete", id, "--if-version", "1", "--json"]);
+    assert_eq!(stale.status.code(), Some(4));
+    assert_eq!(parse(&stale)["error"]["class"], "conflict");
+
+    // Without --json, the line a person reads.
+    let plain = common::mnemon(d, &["goal", "complete", "no such goal"]);
+    assert!(String::from_utf8_lossy(&plain.stderr).starts_with("error: "));
+}

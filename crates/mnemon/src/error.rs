@@ -68,6 +68,16 @@ pub enum ErrorClass {
 }
 
 impl ErrorClass {
+    /// The class as machine output names it (`--json` errors).
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorClass::Input => "input",
+            ErrorClass::Storage => "storage",
+            ErrorClass::Conflict => "conflict",
+            ErrorClass::Llm => "llm",
+        }
+    }
+
     /// The CLI's exit code: 1 input, 3 storage, 4 conflict, 5 the model
     /// server (2 is clap's usage error, 0 success).
     pub fn exit_code(self) -> u8 {
