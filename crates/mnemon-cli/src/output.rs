@@ -73,7 +73,7 @@ pub fn escape_controls(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-pub use mnemon_core::text::thousands;
+pub use mnemon_core::text::{counted, thousands};
 
 pub fn zone_style(zone: Zone) -> Paint {
     let color = match zone {

@@ -735,3 +735,25 @@ fn context_presets_budgets_formats_and_search() {
     let hot = json(d, &["search", "dependencies", "--json"]);
     assert!(hot[0]["id"].as_str().unwrap().starts_with("hot:"), "{hot}");
 }
+
+#[test]
+fn counts_agree_with_their_nouns() {
+    let tmp = project();
+    let d = tmp.path();
+    ok(
+        d,
+        &[
+            "record",
+            "--type",
+            "task_execution",
+            "--data",
+            r#"{"task": "one"}"#,
+        ],
+    );
+    let s = ok(d, &["status"]);
+    assert!(s.contains("(0 refreshes)"), "{s}");
+    assert!(s.contains("1 operation in working memory"), "{s}");
+    ok(d, &["refresh"]);
+    let s = ok(d, &["status"]);
+    assert!(s.contains("(1 refresh)"), "{s}");
+}

@@ -13,6 +13,12 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// `n` and the noun that agrees with it: "1 refresh", "2 refreshes",
+/// "1,024 goals".
+pub fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", thousands(n), if n == 1 { one } else { many })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,5 +93,12 @@ mod excerpt_tests {
         assert!(msg.contains("EOF"), "{msg}");
         assert_eq!(excerpt("abcdef", 3, 1), "…cd…");
         assert_eq!(offset_of("ab\ncd", 2, 2), 4);
+    }
+
+    #[test]
+    fn a_count_agrees_with_its_noun() {
+        assert_eq!(counted(1, "refresh", "refreshes"), "1 refresh");
+        assert_eq!(counted(0, "goal", "goals"), "0 goals");
+        assert_eq!(counted(1_024, "goal", "goals"), "1,024 goals");
     }
 }

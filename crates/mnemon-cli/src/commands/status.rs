@@ -5,7 +5,7 @@ use mnemon_core::profile::Provenance;
 use mnemon_core::setup::{ProfileSource, Setup, WindowSource};
 
 use crate::cli::{Global, StatusArgs};
-use crate::output::{BOLD, DIM, WARN, bar, json, thousands, zone_style};
+use crate::output::{BOLD, DIM, WARN, bar, counted, json, thousands, zone_style};
 use crate::project::Project;
 
 pub fn run(g: &Global, args: &StatusArgs) -> Result<()> {
@@ -120,27 +120,32 @@ pub fn run(g: &Global, args: &StatusArgs) -> Result<()> {
         line(
             "epoch",
             format!(
-                "{}: baseline {} + added {} = {} local tokens{}  {DIM}({} refreshes){DIM:#}",
+                "{}: baseline {} + added {} = {} local tokens{}  {DIM}({}){DIM:#}",
                 s.epoch,
                 thousands(s.baseline),
                 thousands(s.added),
                 thousands(s.local_usage),
                 if s.calibration_samples > 0 {
                     format!(
-                        " × calibration {:.3} ({} reports)",
-                        s.calibration, s.calibration_samples
+                        " × calibration {:.3} ({})",
+                        s.calibration,
+                        counted(s.calibration_samples, "report", "reports")
                     )
                 } else {
                     String::new()
                 },
-                s.refreshes
+                counted(s.refreshes, "refresh", "refreshes")
             ),
         );
         line(
             "working",
             format!(
-                "{} operations in working memory",
-                s.working_memory_operations
+                "{} in working memory",
+                counted(
+                    s.working_memory_operations as u64,
+                    "operation",
+                    "operations"
+                )
             ),
         );
         line(

@@ -386,8 +386,8 @@ fn decided<S: ChatStore>(chat: &Chat<'_, S>, topic: &str) -> Result<Outcome, Sto
     }
     let mut out = Outcome::answer(text);
     out.summary = Some(format!(
-        "Recalled {} decisions{about}.",
-        hits.len() + hot.len()
+        "Recalled {}{about}.",
+        crate::text::counted((hits.len() + hot.len()) as u64, "decision", "decisions")
     ));
     Ok(out)
 }

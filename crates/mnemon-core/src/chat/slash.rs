@@ -3,7 +3,7 @@
 //! and `memory:status`).
 
 use crate::memory::{DecisionStatus, HotItemChange, HotKind, HotStatus, NewDecision, StoreError};
-use crate::text::thousands;
+use crate::text::{counted, thousands};
 
 use super::describe::short;
 use super::{Chat, ChatStore, Outcome, ReplyKind, bare};
@@ -157,23 +157,31 @@ fn context<S: ChatStore>(chat: &mut Chat<'_, S>, rest: &str) -> Res {
             let st = engine.status().map_err(engine_to_store)?;
             let w = &st.window;
             let hot = memory.hot()?;
-            let count = |k| hot.of_kind(k).count();
+            let count = |k| hot.of_kind(k).count() as u64;
             let mut text = format!(
-                "Zone {} · {} / {} tokens ({:.1} %) · action {}\nEpoch {} · working memory {} operations · session {} · last checkpoint {}\nHot context: {} goals, {} constraints, {} decisions, {} notes, {} pending actions",
+                "Zone {} · {} / {} tokens ({:.1} %) · action {}\nEpoch {} · working memory {} · session {} · last checkpoint {}\nHot context: {}, {}, {}, {}, {}",
                 w.zone.name().to_uppercase(),
                 thousands(w.used),
                 thousands(w.effective_max),
                 w.fraction * 100.0,
                 w.action.name(),
                 st.epoch,
-                st.working_memory_operations,
+                counted(
+                    st.working_memory_operations as u64,
+                    "operation",
+                    "operations"
+                ),
                 st.session_id.as_deref().map_or("none", short),
                 st.last_checkpoint.as_deref().unwrap_or("none"),
-                count(HotKind::Goal),
-                count(HotKind::Constraint),
-                count(HotKind::Decision),
-                count(HotKind::Note),
-                count(HotKind::PendingAction),
+                counted(count(HotKind::Goal), "goal", "goals"),
+                counted(count(HotKind::Constraint), "constraint", "constraints"),
+                counted(count(HotKind::Decision), "decision", "decisions"),
+                counted(count(HotKind::Note), "note", "notes"),
+                counted(
+                    count(HotKind::PendingAction),
+                    "pending action",
+                    "pending actions"
+                ),
             );
             for (i, g) in hot.of_kind(HotKind::Goal).enumerate() {
                 text.push_str(&format!(
