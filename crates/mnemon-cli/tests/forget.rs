@@ -323,3 +323,89 @@ fn a_phrase_is_forgotten_wherever_it_was_said() {
     let again = common::ok(dir, &["forget", "--matching", "12 quay street"]);
     assert!(again.contains("nothing holds that text"), "{again}");
 }
+
+/// A history as a user makes one: a chat that remembers the phrase and
+/// says it, checkpoints, refreshes, a compaction and an optimization, hot
+/// items edited (each rewrite frees the space the old row held).
+fn a_realistic_history(dir: &Path) {
+    std::fs::write(
+        dir.join("chat.txt"),
+        "/remember Home address: 12 Quay Street\n\
+         I moved to 12 Quay Street last month, please send the parcel there\n\
+         /checkpoint\n/refresh\ncreate an epic for the billing page\n/checkpoint\n",
+    )
+    .unwrap();
+    common::ok(dir, &["chat", "--script", "chat.txt"]);
+    let goal = common::json(
+        dir,
+        &["goal", "add", "Post the deed to 12 Quay Street", "--json"],
+    );
+    let id = goal["id"].as_str().unwrap();
+    common::ok(
+        dir,
+        &[
+            "goal",
+            "update",
+            id,
+            "--text",
+            "Post the deed (12 Quay Street) today",
+        ],
+    );
+    common::ok(dir, &["goal", "update", id, "--status", "in-progress"]);
+    for i in 0..30 {
+        common::ok(
+            dir,
+            &[
+                "record",
+                "--type",
+                "task_execution",
+                "--data",
+                &format!(r#"{{"task": "step {i}"}}"#),
+            ],
+        );
+    }
+    common::ok(dir, &["refresh"]);
+    common::ok(dir, &["compact"]);
+    common::ok(dir, &["optimize"]);
+}
+
+#[test]
+fn after_a_realistic_history_a_forgotten_phrase_leaves_no_byte() {
+    let p = common::project();
+    let dir = p.path();
+    a_realistic_history(dir);
+    assert!(common::on_disk(dir, "Quay Street"), "the history holds it");
+    common::ok(dir, &["forget", "--matching", "quay street"]);
+    assert!(
+        !common::on_disk(dir, "Quay Street"),
+        "no byte of the phrase under .mnemon/ (database, log, views, checkpoints, chat history)"
+    );
+    common::ok(dir, &["doctor"]);
+}
+
+#[test]
+fn a_database_written_without_secure_delete_is_rewritten_at_its_first_forget() {
+    let p = common::project();
+    let dir = p.path();
+    common::ok(dir, &["remember", "The spare key is under the blue pot"]);
+    // As an earlier mnemon left a database: text in freed space, and no
+    // mark that its free space is clean.
+    {
+        let db = rusqlite::Connection::open(dir.join(".mnemon/mnemon.db")).unwrap();
+        db.execute_batch(
+            "PRAGMA secure_delete = OFF;
+             INSERT INTO meta (key, value) VALUES ('scratch', 'a note about the blue pot, kept a while');
+             DELETE FROM meta WHERE key = 'scratch';
+             DELETE FROM meta WHERE key = 'free_space_zeroed';
+             PRAGMA wal_checkpoint(TRUNCATE);",
+        )
+        .unwrap();
+    }
+    assert!(
+        common::on_disk(dir, "about the blue pot"),
+        "freed space holds it"
+    );
+    common::ok(dir, &["forget", "--matching", "blue pot"]);
+    assert!(!common::on_disk(dir, "blue pot"));
+    common::ok(dir, &["doctor"]);
+}

@@ -186,24 +186,37 @@ impl SqliteStore {
     pub(crate) fn forget_targets(&self, req: &ForgetRequest) -> Result<Forgotten, StoreError> {
         let named = self.name_targets(&req.targets)?;
         let outer_unit = !self.conn().is_autocommit();
-        if !req.dry_run {
-            // Deleted rows and the pages they leave are overwritten with
-            // zeros, so the text is not left in the file's free space.
-            self.conn()
-                .execute_batch("PRAGMA secure_delete = ON")
-                .map_err(|e| self.err(e))?;
-        }
+        // Deleted rows and the pages they leave are overwritten with zeros
+        // (`secure_delete` is on for every connection), so the text is not
+        // left in the file's free space.
         let out = self.write(|tx| Forgetting::new(self, tx, req).run(named));
-        if !req.dry_run {
+        if !req.dry_run && out.is_ok() && !outer_unit {
             let conn = self.conn();
-            let _ = conn.execute_batch("PRAGMA secure_delete = OFF");
-            if out.is_ok() && !outer_unit {
-                // Moves the committed pages out of the write-ahead log and
-                // empties it; best effort: a reader holding an old snapshot
-                // keeps the log until it finishes, and the next checkpoint
-                // then overwrites it.
-                let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+            // A database an earlier mnemon wrote may hold old text in space
+            // freed before `secure_delete` was always on: rewritten once.
+            // The forget has committed, so this is never its failure: a
+            // vacuum that cannot run now (another writer) runs at the next.
+            let zeroed = conn
+                .query_row(
+                    &format!(
+                        "SELECT count(*) FROM meta WHERE key = '{}'",
+                        crate::migrate::ZEROED
+                    ),
+                    [],
+                    |r| r.get::<_, i64>(0),
+                )
+                .is_ok_and(|n| n > 0);
+            if !zeroed && conn.execute_batch("VACUUM").is_ok() {
+                let _ = conn.execute_batch(&format!(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('{}', '1')",
+                    crate::migrate::ZEROED
+                ));
             }
+            // Moves the committed pages out of the write-ahead log and
+            // empties it; best effort: a reader holding an old snapshot
+            // keeps the log until it finishes, and the next checkpoint
+            // then overwrites it.
+            let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
         }
         out
     }

@@ -136,8 +136,10 @@ impl SqliteStore {
         // Refuse a foreign or newer file before anything writes to it:
         // switching to WAL alone rewrites the header.
         migrate::check_ours(&conn, &shown)?;
-        let setup =
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;";
+        // `secure_delete` on every write, not only while forgetting: an
+        // update that moves a row, a compaction or a refresh frees space
+        // that would keep the old text for a later forget to miss.
+        let setup = "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON;";
         conn.execute_batch(setup).map_err(|e| map_err(&shown, e))?;
         let project_id = migrate::migrate(&conn, &shown)?;
         tune(&conn, &shown)?;
@@ -153,7 +155,7 @@ impl SqliteStore {
     /// An in-memory store, for tests and one-off runs.
     pub fn in_memory() -> Result<SqliteStore, StoreError> {
         let conn = Connection::open_in_memory().map_err(|e| map_err(":memory:", e))?;
-        conn.execute_batch("PRAGMA foreign_keys = ON;")
+        conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON;")
             .map_err(|e| map_err(":memory:", e))?;
         let project_id = migrate::migrate(&conn, ":memory:")?;
         tune(&conn, ":memory:")?;

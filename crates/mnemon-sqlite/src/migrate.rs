@@ -99,6 +99,11 @@ pub(crate) fn check_ours(conn: &Connection, path: &str) -> Result<(), StoreError
 /// new project together queue on the lock (the busy timeout), and each
 /// finds the work of the one before it done instead of creating the same
 /// tables again. A migration that fails leaves the file as it was.
+/// The `meta` key saying no freed space in the file holds old text: set
+/// when a database is made (`secure_delete` is on from its first write) or
+/// once a forget has vacuumed a database an earlier mnemon wrote.
+pub(crate) const ZEROED: &str = "free_space_zeroed";
+
 pub(crate) fn migrate(conn: &Connection, path: &str) -> Result<String, StoreError> {
     let e = |err| map_err(path, err);
     check_ours(conn, path)?;
@@ -132,6 +137,11 @@ pub(crate) fn migrate(conn: &Connection, path: &str) -> Result<String, StoreErro
                     "INSERT INTO meta (key, value) VALUES ('project_id', ?1)",
                     [crate::new_id()],
                 )
+                .map_err(e)?;
+                // Made with `secure_delete` on: no freed space holds text.
+                conn.execute_batch(&format!(
+                    "INSERT INTO meta (key, value) VALUES ('{ZEROED}', '1')"
+                ))
                 .map_err(e)?;
             }
         }
