@@ -242,8 +242,8 @@ pub enum LlmCommand {
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address to listen on.
-    #[arg(long, default_value = "127.0.0.1:7878", value_name = "ADDR")]
+    /// Address to listen on: HOST:PORT, a name such as localhost:7878 or an IP address.
+    #[arg(long, default_value = "127.0.0.1:7878", value_name = "ADDR", value_parser = listen_addr)]
     pub listen: std::net::SocketAddr,
     /// Keep the memory in this PostgreSQL database instead of .mnemon/mnemon.db, shared with
     /// every server and CLI pointed at it (same as `[storage] url`; the password comes from
@@ -284,7 +284,9 @@ pub enum BaselineArg {
 pub enum EvalCommand {
     /// Evidence recall of mnemon and two baselines at several budgets.
     Recall {
-        /// A dataset in BRIEF §8's JSON shape.
+        /// A dataset in the evaluation format: `{"conversations": [{"id", "sessions": [{"date",
+        /// "turns": [{"id", "speaker", "text"}]}], "questions": [{"question", "evidence",
+        /// "category"}]}]}` (`mnemon eval synth` writes one).
         #[arg(long, value_name = "FILE")]
         data: std::path::PathBuf,
         #[arg(long, value_delimiter = ',', default_values_t = [1_000u64, 2_000, 4_000, 8_000, 16_000], value_name = "N,N,...", value_parser = crate::numbers::tokens)]
@@ -792,6 +794,25 @@ pub enum ConfigCommand {
     Validate,
 }
 
+/// `--listen`: an address, or a host name resolved now (an IPv4 address
+/// first, as clients given "localhost" usually try it first).
+fn listen_addr(s: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(a) = s.parse() {
+        return Ok(a);
+    }
+    let help = "give HOST:PORT, such as 127.0.0.1:7878 or localhost:7878";
+    let all: Vec<std::net::SocketAddr> = s
+        .to_socket_addrs()
+        .map_err(|e| format!("`{s}` is not an address to listen on ({e}); {help}"))?
+        .collect();
+    all.iter()
+        .find(|a| a.is_ipv4())
+        .or_else(|| all.first())
+        .copied()
+        .ok_or_else(|| format!("`{s}` names no address to listen on; {help}"))
+}
+
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;
@@ -801,5 +822,17 @@ mod tests {
     #[test]
     fn the_command_line_is_consistent() {
         super::Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn a_server_listens_on_a_host_name_or_an_address() {
+        let a = super::listen_addr("localhost:7880").unwrap();
+        assert!(a.ip().is_loopback() && a.port() == 7880, "{a}");
+        assert_eq!(
+            super::listen_addr("0.0.0.0:9").unwrap().to_string(),
+            "0.0.0.0:9"
+        );
+        let err = super::listen_addr("localhost").unwrap_err();
+        assert!(err.contains("HOST:PORT"), "{err}");
     }
 }

@@ -377,3 +377,39 @@ fn a_scripted_session_reads_well() {
     let id = &out[start..start + 13];
     insta::assert_snapshot!("chat_script", out.replace(id, "<session>"));
 }
+
+#[test]
+fn a_checkpoint_reports_the_share_of_the_window_as_a_percent() {
+    let tmp = common::project();
+    let d = tmp.path();
+    for i in 0..20 {
+        let text = format!(
+            "step {i}: {}",
+            "the migration copied another batch of rows ".repeat(8)
+        );
+        common::ok(
+            d,
+            &[
+                "record",
+                "--type",
+                "task_execution",
+                "--data",
+                &serde_json::json!({"task": text}).to_string(),
+            ],
+        );
+    }
+    std::fs::write(d.join("cp.txt"), "/checkpoint\n").unwrap();
+    let out = common::ok(d, &["chat", "--script", "cp.txt", "--keep-session"]);
+    let re = regex::Regex::new(r"taken at ([\d,]+) tokens \(([\d.]+) %\)").unwrap();
+    let caps = re.captures(&out).unwrap_or_else(|| panic!("{out}"));
+    let tokens: f64 = caps[1].replace(',', "").parse().unwrap();
+    let shown: f64 = caps[2].parse().unwrap();
+    let window = common::json(d, &["status", "--json"])["window"]["effective_max"]
+        .as_f64()
+        .unwrap();
+    assert!(shown > 0.0, "{out}");
+    assert!(
+        (shown - tokens / window * 100.0).abs() <= 0.05,
+        "{shown} % for {tokens} of {window} tokens"
+    );
+}

@@ -143,7 +143,7 @@ impl crate::Mnemon {
     pub fn reindex(&self, progress: &mut dyn FnMut(u64, u64)) -> crate::Result<Reindexed> {
         let Some(s) = &self.inner.semantic else {
             return Err(crate::Error::Input(
-                "no embedding model is configured: set [embeddings] provider (and path or model) in .mnemon/config.toml; scripts/embedding-model.sh fetches all-MiniLM-L6-v2".into(),
+                "no embedding model is configured: set [embeddings] provider (and path or model) in .mnemon/config.toml; `mnemon embeddings fetch` downloads all-MiniLM-L6-v2".into(),
             ));
         };
         let total = self.unembedded()?;

@@ -84,7 +84,8 @@ pub(super) fn run<S: ChatStore>(
                 "Checkpoint {} taken at {} tokens ({:.1} %). Resume from it with `mnemon checkpoint resume {}`.",
                 cp.id,
                 thousands(cp.context_snapshot.tokens_used),
-                cp.context_snapshot.percentage,
+                // A share (0-1) in the checkpoint's JSON, a percent here.
+                cp.context_snapshot.percentage * 100.0,
                 cp.id
             ));
             out.kind = ReplyKind::Done;

@@ -535,7 +535,7 @@ fn embeddings(k: &mut Check<'_>, e: &super::schema::EmbeddingsSection) {
         Some(EmbeddingProvider::Local) if unset(&e.path) => k.fail(
             "embeddings.path",
             "unset",
-            "the directory of a sentence-transformers model (config.json, tokenizer.json, model.safetensors); scripts/embedding-model.sh fetches all-MiniLM-L6-v2",
+            "the directory of a sentence-transformers model (config.json, tokenizer.json, model.safetensors); `mnemon embeddings fetch` downloads all-MiniLM-L6-v2",
         ),
         Some(EmbeddingProvider::Ollama | EmbeddingProvider::Openai) if unset(&e.model) => k.fail(
             "embeddings.model",

@@ -142,7 +142,7 @@ pub fn recall(
 ) -> Result<Report> {
     if baselines.contains(&Baseline::Hybrid) && embedder.is_none() {
         return Err(Error::Input(
-            "the hybrid baseline fuses BM25 with an embedding model: give one with --embeddings DIR (scripts/embedding-model.sh fetches all-MiniLM-L6-v2)".into(),
+            "the hybrid baseline fuses BM25 with an embedding model: give one with --embeddings DIR (`mnemon embeddings fetch` downloads all-MiniLM-L6-v2)".into(),
         ));
     }
     let plan = BudgetPlan::preset(preset)?;
