@@ -145,6 +145,18 @@ pub enum Command {
     /// Check the database (integrity, search indexes, orphans, schema) and the project's
     /// identity, and render every view again. Exit 3 when something is wrong.
     Doctor,
+    /// Print a completion script for your shell, e.g.
+    /// `mnemon completions bash > ~/.local/share/bash-completion/completions/mnemon`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), e.g. `mnemon man | man -l -`; with `--out DIR`, write one page
+    /// per command into DIR (mnemon.1, mnemon-record.1, …).
+    Man {
+        #[arg(long, value_name = "DIR")]
+        out: Option<std::path::PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

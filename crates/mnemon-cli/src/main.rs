@@ -70,6 +70,8 @@ fn main() -> ExitCode {
         Command::Token(cli::TokenCommand::Create { project }) => {
             commands::serve::token_create(g, project)
         }
+        Command::Completions { shell } => commands::shell::completions(*shell),
+        Command::Man { out } => commands::shell::man(out.as_deref()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

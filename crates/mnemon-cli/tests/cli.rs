@@ -402,3 +402,62 @@ fn a_closed_pipe_ends_quietly() {
     assert!(!err.contains("bug"), "{err}");
     assert_eq!(out.status.code(), Some(141), "{err}");
 }
+
+#[test]
+fn completions_and_manual_pages_cover_every_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let commands = [
+        "init",
+        "status",
+        "record",
+        "message",
+        "import",
+        "context",
+        "search",
+        "chat",
+        "serve",
+        "mcp",
+        "token",
+        "migrate",
+        "forget",
+        "completions",
+        "man",
+    ];
+    let bash = mnemon(d, &["completions", "bash"], None);
+    assert!(bash.status.success());
+    let script = String::from_utf8(bash.stdout).unwrap();
+    for c in commands {
+        assert!(script.contains(c), "bash completion knows `{c}`");
+    }
+    // The script is valid bash.
+    let file = d.join("mnemon.bash");
+    std::fs::write(&file, &script).unwrap();
+    let check = Command::new("bash").arg("-n").arg(&file).output().unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    for shell in ["zsh", "fish"] {
+        let out = mnemon(d, &["completions", shell], None);
+        assert!(out.status.success() && out.stdout.len() > 1_000, "{shell}");
+    }
+
+    let page = mnemon(d, &["man"], None);
+    let page = String::from_utf8(page.stdout).unwrap();
+    assert!(page.contains(".TH mnemon 1"), "{page}");
+    assert!(page.contains("record"), "the top page lists the commands");
+    let dir = d.join("man");
+    let out = mnemon(d, &["man", "--out", dir.to_str().unwrap()], None);
+    assert!(out.status.success());
+    for c in commands {
+        let p = dir.join(format!("mnemon-{c}.1"));
+        assert!(p.is_file(), "{}", p.display());
+    }
+    let record = std::fs::read_to_string(dir.join("mnemon-record.1")).unwrap();
+    assert!(
+        record.contains("\\-\\-type"),
+        "a command's page has its flags"
+    );
+}

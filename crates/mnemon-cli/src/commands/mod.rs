@@ -19,5 +19,6 @@ pub mod optimize;
 pub mod reindex;
 pub mod serve;
 pub mod session;
+pub mod shell;
 pub mod status;
 pub mod tokens;
