@@ -804,6 +804,14 @@ pub enum ConfigCommand {
     Show,
     /// Check the configuration; exits 1 with every problem found.
     Validate,
+    /// Change one setting in .mnemon/config.toml, comments kept, e.g. `mnemon config set
+    /// llm.base_url http://localhost:8080/v1`. The file is written only if it still loads.
+    Set {
+        /// The setting, dotted: llm.provider, context_window.max_tokens, …
+        key: String,
+        /// Read as TOML when it is a number, boolean, array or quoted string; else a string.
+        value: String,
+    },
 }
 
 /// `--listen`: an address, or a host name resolved now (an IPv4 address

@@ -33,6 +33,7 @@ fn main() -> ExitCode {
         Command::Config(ConfigCommand::Default) => commands::config::default(g),
         Command::Config(ConfigCommand::Show) => commands::config::show(g),
         Command::Config(ConfigCommand::Validate) => commands::config::validate(g),
+        Command::Config(ConfigCommand::Set { key, value }) => commands::config::set(g, key, value),
         Command::Record(a) => commands::log::record(g, a),
         Command::Message(a) => commands::log::message(g, a),
         Command::Import(a) => commands::import::run(g, a),

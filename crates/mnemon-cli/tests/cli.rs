@@ -461,3 +461,59 @@ fn completions_and_manual_pages_cover_every_command() {
         "a command's page has its flags"
     );
 }
+
+#[test]
+fn config_set_changes_one_setting_and_refuses_what_would_not_load() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    assert!(mnemon(d, &["init"], None).status.success());
+    let file = d.join(".mnemon/config.toml");
+    let before = std::fs::read_to_string(&file).unwrap();
+    let set = mnemon(
+        d,
+        &["config", "set", "context_window.max_tokens", "32768"],
+        None,
+    );
+    assert!(
+        set.status.success(),
+        "{}",
+        String::from_utf8_lossy(&set.stderr)
+    );
+    let set = mnemon(d, &["config", "set", "llm.provider", "openai"], None);
+    assert!(
+        set.status.success(),
+        "{}",
+        String::from_utf8_lossy(&set.stderr)
+    );
+    let after = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(
+        after.matches("\n[llm]").count(),
+        1,
+        "the table init wrote, not a second"
+    );
+    assert!(
+        after.lines().count() >= before.lines().count(),
+        "the comments stay"
+    );
+    let shown = mnemon(d, &["config", "show", "--json"], None);
+    let v: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(v["config"]["context_window"]["max_tokens"], 32768);
+    assert_eq!(v["config"]["llm"]["provider"], "openai");
+
+    let bad = mnemon(
+        d,
+        &["config", "set", "context_window.max_tokens", "banana"],
+        None,
+    );
+    assert_eq!(bad.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("unchanged") && err.contains("whole number"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        after,
+        "nothing written"
+    );
+}

@@ -1,4 +1,4 @@
-//! `mnemon config default|show|validate`.
+//! `mnemon config default|show|validate|set`.
 
 use anyhow::Result;
 use mnemon_core::config::{DEFAULT_TOML, Origin};
@@ -73,5 +73,29 @@ pub fn validate(g: &Global) -> Result<()> {
     for n in project.load_config()?.config.inert_settings() {
         anstream::eprintln!("{WARN}note:{WARN:#} {n}");
     }
+    Ok(())
+}
+
+/// One setting changed in the file's text; refused, with the loader's
+/// message, when the file would no longer load.
+pub fn set(g: &Global, key: &str, value: &str) -> Result<()> {
+    let project = Project::find(g.dir.as_deref())?;
+    let Some(path) = project.config_path() else {
+        anyhow::bail!("this project has no config.toml; `mnemon init` writes one");
+    };
+    let shown = display_path(&path);
+    let text =
+        std::fs::read_to_string(&path).map_err(|e| anyhow::anyhow!("cannot read {shown}: {e}"))?;
+    let new = mnemon_core::config::edit::set(&text, key, value).map_err(mnemon::Error::Input)?;
+    let settings = mnemon::Settings::from_text(Some(&new), mnemon::Environment::default())
+        .and_then(|s| s.setup(None).map(drop));
+    if let Err(e) = settings {
+        anyhow::bail!("{shown} is unchanged: with {key} = {value} it would not load: {e}");
+    }
+    mnemon::write_atomically(&path, new.as_bytes())?;
+    if g.json {
+        return json(&json!({ "file": shown, "key": key, "value": value }));
+    }
+    println!("{BOLD}set{BOLD:#} {key} = {value} in {shown}");
     Ok(())
 }

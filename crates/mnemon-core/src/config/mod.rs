@@ -8,6 +8,7 @@
 //! and the environment and hands their text to [`load`]; this module never
 //! does IO itself.
 
+pub mod edit;
 mod llm;
 mod load;
 mod schema;
