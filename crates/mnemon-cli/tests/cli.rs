@@ -517,3 +517,34 @@ fn config_set_changes_one_setting_and_refuses_what_would_not_load() {
         "nothing written"
     );
 }
+
+#[test]
+fn dir_may_name_the_project_or_its_dot_mnemon() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    assert!(mnemon(d, &["init"], None).status.success());
+    assert!(
+        mnemon(
+            d,
+            &["record", "--type", "note", "--data", r#"{"text": "x"}"#],
+            None
+        )
+        .status
+        .success()
+    );
+    let elsewhere = tempfile::tempdir().unwrap();
+    let inner = d.join(".mnemon");
+    let out = mnemon(
+        elsewhere.path(),
+        &["--dir", inner.to_str().unwrap(), "recent", "--json"],
+        None,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v.as_array().map(Vec::len), Some(1), "{v}");
+    assert!(!inner.join(".mnemon").exists(), "no project nested inside");
+}

@@ -103,12 +103,20 @@ impl Settings {
     pub fn find(cwd: &Path, dir: Option<&Path>, env: Environment) -> Result<Settings> {
         let (root, marker) = match dir {
             Some(d) => {
-                let root = cwd.join(d);
+                let mut root = cwd.join(d);
                 if !root.is_dir() {
                     return Err(Error::Input(format!(
                         "--dir {} is not a directory",
                         d.display()
                     )));
+                }
+                // `--dir proj/.mnemon` names the project too, unless that
+                // directory holds a project of its own.
+                if root.file_name().is_some_and(|n| n == DIR_NAME)
+                    && !root.join(DIR_NAME).is_dir()
+                    && let Some(parent) = root.parent()
+                {
+                    root = parent.to_path_buf();
                 }
                 let m = root.join(DIR_NAME);
                 let marker = m.is_dir().then_some(m);
