@@ -548,3 +548,18 @@ fn dir_may_name_the_project_or_its_dot_mnemon() {
     assert_eq!(v.as_array().map(Vec::len), Some(1), "{v}");
     assert!(!inner.join(".mnemon").exists(), "no project nested inside");
 }
+
+#[test]
+fn a_directory_where_the_database_belongs_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    assert!(mnemon(d, &["init"], None).status.success());
+    std::fs::create_dir(d.join(".mnemon/mnemon.db")).unwrap();
+    let out = mnemon(d, &["status"], None);
+    assert_eq!(out.status.code(), Some(3), "a storage problem");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(".mnemon/mnemon.db") && err.contains("is a directory"),
+        "{err}"
+    );
+}

@@ -124,6 +124,12 @@ impl SqliteStore {
 
     fn open_once(path: &Path) -> Result<SqliteStore, StoreError> {
         let shown = path.display().to_string();
+        if path.is_dir() {
+            return Err(StoreError::Foreign {
+                path: shown,
+                reason: "it is a directory, not a database file; move it aside and mnemon creates the database afresh".into(),
+            });
+        }
         if path.exists() {
             check_header(path, &shown)?;
         }
