@@ -198,15 +198,23 @@ fn a_backup_taken_during_eight_writers_restores_to_a_healthy_store() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let kept = std::fs::read_dir(dir.join(".mnemon"))
+    let kept: Vec<String> = std::fs::read_dir(dir.join(".mnemon"))
         .unwrap()
         .flatten()
-        .any(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .starts_with("mnemon.db.replaced-")
-        });
-    assert!(kept, "the replaced database is set aside");
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("mnemon.db.replaced-"))
+        .collect();
+    assert_eq!(kept.len(), 1, "the replaced database is set aside");
+    // Named with a readable UTC time: replaced-YYYYMMDD-HHMMSS.
+    let when = &kept[0]["mnemon.db.replaced-".len()..];
+    assert!(
+        when.len() == 15
+            && when.as_bytes()[8] == b'-'
+            && when.starts_with("20")
+            && when.chars().filter(char::is_ascii_digit).count() == 14,
+        "{}",
+        kept[0]
+    );
     assert_eq!(op_ids(&dir).len(), restored.len());
 }
 

@@ -58,10 +58,15 @@ pub(crate) fn settle(dir: &Path, db: &Path, expected: Option<&str>, actual: &str
 }
 
 /// `mnemon init --force` on an existing project: the database (if it has
-/// anything) is set aside as `mnemon.db.replaced-<unix time>`, never
-/// deleted, and the project forgets its id. Returns where it went.
+/// anything) is set aside as `mnemon.db.replaced-<UTC time>` (such as
+/// `replaced-20261126-170105`, readable in a listing), never deleted, and
+/// the project forgets its id. Returns where it went.
 pub fn start_over(dir: &Path, db: &Path, now_unix: u64) -> Result<Option<PathBuf>> {
     let mut kept = None;
+    let now_unix = mnemon_core::memory::Timestamp((now_unix as i64).saturating_mul(1000))
+        .datetime()
+        .format("%Y%m%d-%H%M%S")
+        .to_string();
     if std::fs::metadata(db).is_ok_and(|m| m.len() > 0) {
         let aside = db.with_extension(format!("db.replaced-{now_unix}"));
         std::fs::rename(db, &aside)
