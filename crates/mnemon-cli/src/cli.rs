@@ -148,12 +148,14 @@ pub enum Command {
     /// Print a completion script for your shell, e.g.
     /// `mnemon completions bash > ~/.local/share/bash-completion/completions/mnemon`.
     Completions {
+        /// The shell to complete for.
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
     /// Print the manual page (roff), e.g. `mnemon man | man -l -`; with `--out DIR`, write one page
     /// per command into DIR (mnemon.1, mnemon-record.1, …).
     Man {
+        /// Write one page per command into this directory instead.
         #[arg(long, value_name = "DIR")]
         out: Option<std::path::PathBuf>,
     },
@@ -301,11 +303,13 @@ pub enum EvalCommand {
         /// "category"}]}]}` (`mnemon eval synth` writes one).
         #[arg(long, value_name = "FILE")]
         data: std::path::PathBuf,
+        /// The token budgets to score at, comma-separated.
         #[arg(long, value_delimiter = ',', default_values_t = [1_000u64, 2_000, 4_000, 8_000, 16_000], value_name = "N,N,...", value_parser = crate::numbers::tokens)]
         budgets: Vec<u64>,
         /// The window conversations are ingested at (small, so refreshes happen).
         #[arg(long, default_value_t = 2_048, value_name = "TOKENS", allow_hyphen_values = true, value_parser = crate::numbers::tokens)]
         window: u64,
+        /// The context preset mnemon assembles with (as `mnemon context --preset`).
         #[arg(long, default_value = "qa", value_name = "PRESET")]
         preset: String,
         /// Add, per question and budget, what each method included and where
@@ -329,12 +333,16 @@ pub enum EvalCommand {
     },
     /// Write a synthetic dataset with planted facts.
     Synth {
+        /// Where to write the dataset (JSON, the evaluation format).
         #[arg(long, value_name = "FILE")]
         out: std::path::PathBuf,
+        /// The random seed: the same seed writes the same dataset.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Conversations to generate.
         #[arg(long, default_value_t = 4, value_name = "N", allow_hyphen_values = true, value_parser = crate::numbers::synth)]
         conversations: usize,
+        /// Sessions per conversation.
         #[arg(long, default_value_t = 12, value_name = "N", allow_hyphen_values = true, value_parser = crate::numbers::synth)]
         sessions: usize,
         /// Filler turns per session (facts are added to these).
@@ -367,6 +375,7 @@ pub struct SearchArgs {
     /// Words to look for; any may match, more matches rank higher.
     #[arg(value_name = "QUERY")]
     pub query: String,
+    /// How many matches to show.
     #[arg(long, default_value_t = 10, value_name = "N", allow_hyphen_values = true, value_parser = crate::numbers::list)]
     pub limit: usize,
 }
@@ -383,11 +392,15 @@ pub enum CheckpointCommand {
     },
     /// Checkpoints, newest first.
     List {
+        /// How many to list.
         #[arg(long, default_value_t = 20, value_name = "N", allow_hyphen_values = true, value_parser = crate::numbers::list)]
         limit: usize,
     },
     /// One checkpoint's JSON.
-    Show { id: String },
+    Show {
+        /// The checkpoint's id (`CP-20260101-103600`, `checkpoint list` shows them).
+        id: String,
+    },
     /// Restore working memory, hot context, session and window state from a
     /// checkpoint. Reads `.mnemon/checkpoints/<ID>.json` (or a file path),
     /// refusing one that is damaged or was edited.
@@ -443,6 +456,7 @@ pub struct ReportUsageArgs {
 pub enum DocCommand {
     /// Print a document, regenerated from the store (or an old version).
     Show {
+        /// Which document: project_state, work_plan or decision_log.
         #[arg(value_parser = ["project_state", "work_plan", "decision_log"])]
         kind: String,
         /// An older kept version.
@@ -457,11 +471,15 @@ pub enum DecisionCommand {
     Add(DecisionInput),
     /// Decision records, most recent first.
     List {
+        /// How many to list (default: all).
         #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = crate::numbers::list)]
         limit: Option<usize>,
     },
     /// One decision record as ADR markdown.
-    Show { id: String },
+    Show {
+        /// The decision's id (`DR-…`) or its start.
+        id: String,
+    },
     /// Replace a decision with a new one; the old one becomes Superseded.
     Supersede {
         /// The decision being replaced.
@@ -471,6 +489,7 @@ pub enum DecisionCommand {
     },
     /// Move a decision through its lifecycle (Accepted, Deprecated).
     Status {
+        /// The decision's id (`DR-…`) or its start.
         id: String,
         /// Proposed, Accepted, Deprecated or Superseded.
         status: String,
@@ -479,6 +498,7 @@ pub enum DecisionCommand {
 
 #[derive(Debug, Args)]
 pub struct DecisionInput {
+    /// The decision's title, one line (e.g. "Use argon2id for passwords").
     #[arg(long, value_name = "TEXT", required_unless_present = "from_json")]
     pub title: Option<String>,
     /// The problem being decided.
@@ -487,15 +507,19 @@ pub struct DecisionInput {
     /// What was decided.
     #[arg(long, value_name = "TEXT", required_unless_present = "from_json")]
     pub decision: Option<String>,
+    /// A good consequence; give the flag again for each.
     #[arg(long, value_name = "TEXT")]
     pub positive: Vec<String>,
+    /// A bad consequence or cost; give the flag again for each.
     #[arg(long, value_name = "TEXT")]
     pub negative: Vec<String>,
+    /// How a negative consequence is contained; give the flag again for each.
     #[arg(long, value_name = "TEXT")]
     pub mitigation: Vec<String>,
     /// An option not taken, as "OPTION: why it was rejected".
     #[arg(long, value_name = "OPTION: REASON")]
     pub alternative: Vec<String>,
+    /// Something the decision takes for granted; give the flag again for each.
     #[arg(long, value_name = "TEXT")]
     pub assumption: Vec<String>,
     /// Proposed (default) or Accepted.
@@ -605,6 +629,7 @@ pub struct RecentArgs {
 pub enum SessionCommand {
     /// Start a new session for this agent.
     Start {
+        /// A title for the session, shown in listings and its summary.
         #[arg(long, value_name = "TITLE")]
         title: Option<String>,
         #[command(flatten)]
@@ -612,24 +637,29 @@ pub enum SessionCommand {
     },
     /// End a session (default: this agent's active one).
     End {
+        /// The session's id or its start; default: this agent's active one.
         id: Option<String>,
         #[command(flatten)]
         agent: AgentArg,
     },
     /// Sessions, most recently active first.
     List {
+        /// How many to list.
         #[arg(long, default_value_t = 20, value_name = "N", allow_hyphen_values = true, value_parser = crate::numbers::list)]
         limit: usize,
     },
     /// One session (default: this agent's active one).
     Show {
+        /// The session's id or its start; default: this agent's active one.
         id: Option<String>,
         #[command(flatten)]
         agent: AgentArg,
     },
     /// Archive a session with a title (default: this agent's active one).
     Archive {
+        /// The session's id or its start; default: this agent's active one.
         id: Option<String>,
+        /// The title it is archived under.
         #[arg(long, value_name = "TITLE")]
         title: Option<String>,
         #[command(flatten)]
@@ -637,6 +667,7 @@ pub enum SessionCommand {
     },
     /// Make a session active again: hot context, last 10 messages, summary.
     Restore {
+        /// The session's id or its start (`session list` shows them).
         id: String,
         #[command(flatten)]
         agent: AgentArg,
@@ -655,6 +686,7 @@ pub struct VersionArg {
 pub enum GoalCommand {
     /// Add a goal.
     Add {
+        /// What the goal is, in your words.
         text: String,
         /// high, medium or low.
         #[arg(long, value_name = "PRIORITY")]
@@ -667,12 +699,15 @@ pub enum GoalCommand {
     },
     /// Change a goal's status, priority or text.
     Update {
+        /// The goal's id or its start (`goal list`).
         id: String,
         /// pending, in-progress or complete.
         #[arg(long, value_name = "STATUS")]
         status: Option<String>,
+        /// high, medium or low.
         #[arg(long, value_name = "PRIORITY")]
         priority: Option<String>,
+        /// The goal's new text.
         #[arg(long, value_name = "TEXT")]
         text: Option<String>,
         #[command(flatten)]
@@ -699,12 +734,14 @@ pub enum GoalCommand {
 pub enum ConstraintCommand {
     /// Add a constraint.
     Add {
+        /// The constraint, in your words (e.g. "No new runtime dependencies").
         text: String,
         #[command(flatten)]
         agent: AgentArg,
     },
     /// Remove a constraint.
     Remove {
+        /// The constraint's id or its start (`constraint list`).
         id: String,
         #[command(flatten)]
         version: VersionArg,
@@ -842,6 +879,26 @@ mod tests {
     #[test]
     fn the_command_line_is_consistent() {
         super::Cli::command().debug_assert();
+    }
+
+    /// Every flag and argument of every command says what it is in
+    /// `--help` (and so in the manual pages).
+    #[test]
+    fn every_argument_is_described() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for a in cmd.get_arguments() {
+                let builtin = matches!(a.get_id().as_str(), "help" | "version");
+                if !builtin && a.get_help().is_none() && a.get_long_help().is_none() {
+                    missing.push(format!("{path} {}", a.get_id()));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&super::Cli::command(), "mnemon", &mut missing);
+        assert!(missing.is_empty(), "without help: {missing:#?}");
     }
 
     #[test]
