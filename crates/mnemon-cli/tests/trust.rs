@@ -256,3 +256,37 @@ fn doctor_finds_a_damaged_store_and_backup_refuses_to_overwrite() {
     );
     assert_eq!(out.status.code(), Some(3), "{err}");
 }
+
+#[test]
+fn a_backup_restored_into_an_empty_directory_keeps_its_model_and_window() {
+    let src = tempfile::tempdir().unwrap();
+    let s = src.path();
+    common::ok(s, &["init", "--model", "gpt-4o"]);
+    common::ok(s, &["config", "set", "context_window.max_tokens", "64000"]);
+    common::ok(s, &["remember", "The release train leaves on Thursdays"]);
+    let backup = s.join("backup.db");
+    common::ok(s, &["backup", backup.to_str().unwrap()]);
+
+    let empty = tempfile::tempdir().unwrap();
+    let d = empty.path();
+    let out = common::mnemon(d, &["restore", backup.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let status = common::json(d, &["status", "--json"]);
+    assert_eq!(status["model"]["id"], "gpt-4o", "{status}");
+    assert_eq!(status["window"]["configured_max"], 64000, "{status}");
+    assert!(common::ok(d, &["hot"]).contains("release train leaves on Thursdays"));
+    // The configuration lives in config.toml, not in the restored database.
+    let db = rusqlite::Connection::open(d.join(".mnemon/mnemon.db")).unwrap();
+    let carried: i64 = db
+        .query_row(
+            "SELECT count(*) FROM meta WHERE key = 'backup_config_toml'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(carried, 0);
+}

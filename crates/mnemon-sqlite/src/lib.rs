@@ -35,7 +35,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use mnemon_core::memory::{Store, StoreError};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
-pub use maintenance::{inspect, restore_into};
+pub use maintenance::{backup_config, inspect, restore_into, set_backup_config};
 pub use migrate::LATEST_SCHEMA;
 pub use mnemon_core::memory::Health;
 

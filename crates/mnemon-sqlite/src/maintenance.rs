@@ -188,6 +188,39 @@ pub fn inspect(src: &Path) -> Result<(String, Health), StoreError> {
     Ok((id, h))
 }
 
+/// The `meta` key under which a backup carries the project's
+/// `config.toml`, so a restore into an empty directory gets the model and
+/// window the project had, not the defaults.
+const BACKUP_CONFIG: &str = "backup_config_toml";
+
+/// Stores `config` (a `config.toml` text) in the backup at `dest`.
+pub fn set_backup_config(dest: &Path, config: &str) -> Result<(), StoreError> {
+    let shown = dest.display().to_string();
+    let conn = Connection::open(dest).map_err(|e| map_err(&shown, e))?;
+    conn.execute(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+        rusqlite::params![BACKUP_CONFIG, config],
+    )
+    .map_err(|e| map_err(&shown, e))?;
+    Ok(())
+}
+
+/// The `config.toml` a backup carries, if the project had one.
+pub fn backup_config(src: &Path) -> Result<Option<String>, StoreError> {
+    let shown = src.display().to_string();
+    let conn = Connection::open_with_flags(src, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|e| map_err(&shown, e))?;
+    match conn.query_row(
+        "SELECT value FROM meta WHERE key = ?1",
+        [BACKUP_CONFIG],
+        |r| r.get(0),
+    ) {
+        Ok(text) => Ok(Some(text)),
+        Err(rusqlite::Error::QueryReturnedNoRows) => Ok(None),
+        Err(e) => Err(map_err(&shown, e)),
+    }
+}
+
 /// Replaces the database at `db` with the contents of `src` (after
 /// [`inspect`] found it healthy), through SQLite's locks so that no other
 /// connection sees half of it. Returns the restored project id.
@@ -214,6 +247,10 @@ pub fn restore_into(src: &Path, db: &Path) -> Result<String, StoreError> {
     dst.busy_timeout(std::time::Duration::from_millis(crate::BUSY_TIMEOUT_MS))
         .map_err(|e| map_err(&target, e))?;
     copy(&src_conn, &mut dst, &target)?;
+    // The configuration travelled with the backup; the project keeps its
+    // own in config.toml.
+    dst.execute("DELETE FROM meta WHERE key = ?1", [BACKUP_CONFIG])
+        .map_err(|e| map_err(&target, e))?;
     dst.execute_batch("PRAGMA journal_mode = WAL;")
         .map_err(|e| map_err(&target, e))?;
     drop(dst);

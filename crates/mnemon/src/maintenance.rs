@@ -92,7 +92,15 @@ impl Mnemon {
                 "this project lives in memory; there is no database file to back up".into(),
             ));
         }
-        Ok(self.engine()?.memory().store().backup_to(dest)?)
+        self.engine()?.memory().store().backup_to(dest)?;
+        // The backup carries the configuration, so a restore into an empty
+        // directory gets this project's model and window.
+        if let Some(config) = self.inner.settings.config_path()
+            && let Ok(text) = std::fs::read_to_string(&config)
+        {
+            mnemon_sqlite::set_backup_config(dest, &text)?;
+        }
+        Ok(())
     }
 
     /// Checks the database (integrity, search indexes, orphans, schema)
@@ -160,7 +168,21 @@ pub fn restore(root: &Path, backup: &Path, force: bool, now_unix: u64) -> Result
     }
     let dir = root.join(DIR_NAME);
     if !dir.is_dir() {
-        crate::init(root, &crate::InitOptions::default())?;
+        // The project's own configuration when the backup carries one and
+        // it still loads; else the defaults, as `mnemon init` writes them.
+        let carried = mnemon_sqlite::backup_config(backup)?.filter(|text| {
+            crate::Settings::from_text(Some(text), crate::Environment::default()).is_ok()
+        });
+        match carried {
+            Some(text) => {
+                std::fs::create_dir_all(&dir)
+                    .map_err(|e| Error::io(format!("cannot create {}", display_path(&dir)), e))?;
+                write_atomically(&dir.join(crate::CONFIG_NAME), text.as_bytes())?;
+            }
+            None => {
+                crate::init(root, &crate::InitOptions::default())?;
+            }
+        }
     }
     let db = dir.join(DB_NAME);
     let existing: u64 = if db.exists() {
