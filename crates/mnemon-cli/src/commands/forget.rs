@@ -6,7 +6,7 @@ use anyhow::Result;
 use mnemon::Forgotten;
 
 use crate::cli::{ForgetArgs, Global};
-use crate::output::{BOLD, DIM, json};
+use crate::output::{BOLD, DIM, counted, json};
 use crate::project::Project;
 
 pub fn run(g: &Global, a: &ForgetArgs) -> Result<()> {
@@ -64,7 +64,7 @@ fn counts(parts: &[(u64, &str)]) -> String {
     let shown: Vec<String> = parts
         .iter()
         .filter(|(n, _)| *n > 0)
-        .map(|(n, what)| format!("{n} {what}{}", if *n == 1 { "" } else { "s" }))
+        .map(|(n, what)| counted(*n, what, &format!("{what}s")))
         .collect();
     if shown.is_empty() {
         "nothing".into()

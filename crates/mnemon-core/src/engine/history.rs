@@ -33,18 +33,19 @@ impl<S: EngineStore> Engine<S> {
     /// would have after that turn.
     pub fn quiet_run(&self, turns: &[DatedMessage]) -> Result<usize, EngineError> {
         let v = self.view()?;
-        Ok(self.quiet_run_of(&v, turns)?)
+        Ok(self.quiet_run_of(&v, turns)?.len())
     }
 
-    fn quiet_run_of(&self, v: &View, turns: &[DatedMessage]) -> Result<usize, StoreError> {
+    /// The tokens of each turn of the run, so the write counts none again.
+    fn quiet_run_of(&self, v: &View, turns: &[DatedMessage]) -> Result<Vec<u64>, StoreError> {
+        let mut run = Vec::new();
         // A session the epoch does not belong to needs an epoch first.
         if v.epoch_session().is_none() {
-            return Ok(0);
+            return Ok(run);
         }
         let w = &self.cfg.window;
         let since = self.operations_since_checkpoint(v)?;
         let mut after = v.clone();
-        let mut n = 0;
         for t in turns {
             let tokens = self.memory.message_tokens(&t.message);
             let alone = v.calibration.apply(tokens);
@@ -58,12 +59,12 @@ impl<S: EngineStore> Engine<S> {
             if let Some(s) = after.session.as_mut() {
                 s.tokens += tokens;
             }
-            n += 1;
+            run.push(tokens);
             if !self.quiet_after(&after, None, since, t.at) {
                 break;
             }
         }
-        Ok(n)
+        Ok(run)
     }
 
     /// Stores the first [`Engine::quiet_run`] of `turns` in one commit,
@@ -77,13 +78,21 @@ impl<S: EngineStore> Engine<S> {
     ) -> Result<Outcome<Vec<Message>>, EngineError> {
         let _g = self.lock();
         let v = self.view()?;
-        let n = self.quiet_run_of(&v, turns)?;
-        if n == 0 {
+        let run = self.quiet_run_of(&v, turns)?;
+        if run.is_empty() {
             return self.outcome_of(v, Vec::new(), Vec::new(), Vec::new());
         }
-        let batch = turns[..n]
+        // Counted once, in the run: the stored text is the text counted.
+        let batch = turns
             .iter()
-            .map(|t| (t.message.clone(), t.at))
+            .zip(run)
+            .map(|(t, tokens)| {
+                let message = NewMessage {
+                    tokens: Some(tokens),
+                    ..t.message.clone()
+                };
+                (message, t.at)
+            })
             .collect();
         let value = self.memory.messages_at(batch)?;
         self.acted_on(value, None, Vec::new(), Vec::new())
