@@ -185,9 +185,9 @@ pub struct FetchArgs {
 
 #[derive(Debug, Args)]
 pub struct ForgetArgs {
-    /// What to forget: `o12` (an operation, as summaries and contexts cite it), `m7` (a
-    /// message), `DR-…` (a decision), or the id or unique id prefix of an operation, message,
-    /// hot item or ended session.
+    /// What to forget, by the handle every command prints: `o12` (an operation), `m7` (a
+    /// message), `h3` (a hot item), `DR-…` (a decision); or the id or unique id prefix of any of
+    /// them or of an ended session.
     #[arg(required_unless_present_any = ["history", "matching"], value_name = "TARGET")]
     pub targets: Vec<String>,
     /// Also forget every operation, message, hot item and decision whose text holds this phrase
@@ -699,7 +699,8 @@ pub enum GoalCommand {
     },
     /// Change a goal's status, priority or text.
     Update {
-        /// The goal's id or its start (`goal list`).
+        /// The goal's handle (`h3`, as `goal list` shows it), or its id or
+        /// the start of it.
         id: String,
         /// pending, in-progress or complete.
         #[arg(long, value_name = "STATUS")]
@@ -717,8 +718,9 @@ pub enum GoalCommand {
     },
     /// Mark a goal complete; it leaves the hot context.
     Complete {
-        /// The goal: its number in `goal list`, its id (or the start of
-        /// it), or words of its text that only one open goal holds.
+        /// The goal: its number or its handle (`h3`) in `goal list`, its id
+        /// (or the start of it), or words of its text that only one open
+        /// goal holds.
         #[arg(value_name = "GOAL")]
         id: String,
         #[command(flatten)]
@@ -741,7 +743,8 @@ pub enum ConstraintCommand {
     },
     /// Remove a constraint.
     Remove {
-        /// The constraint's id or its start (`constraint list`).
+        /// The constraint's handle (`h3`, as `constraint list` shows it), or
+        /// its id or the start of it.
         id: String,
         #[command(flatten)]
         version: VersionArg,

@@ -64,7 +64,8 @@ async def exercise(client):
 
     goal = json.loads((await call(client, "set_goal", {"text": "Ship the login page"}))
                       .removeprefix(OPEN).removesuffix(CLOSE))
-    await call(client, "complete_goal", {"id": goal["id"], "version": goal["version"]})
+    # The handle every surface prints (`h3`) names the goal, as its id does.
+    await call(client, "complete_goal", {"id": f"h{goal['seq']}", "version": goal["version"]})
     stale = await call(client, "complete_goal", {"id": goal["id"], "version": 1}, ok=False)
     check("version" in stale, f"a stale version is refused with a reason: {stale}")
     await call(client, "add_constraint", {"text": "Never push to main"})
@@ -73,6 +74,8 @@ async def exercise(client):
     check("test_run" in recent and recent.startswith(OPEN), f"recent: {recent}")
     found = await call(client, "search", {"query": "vault deploy"})
     check("ops/deploy-key" in found, f"search: {found}")
+    check(any(line.startswith("h") for line in found.removeprefix(OPEN).splitlines()),
+          f"search cites a hot item by its handle: {found}")
     await call(client, "log_decision", {
         "title": "Keep sessions in SQLite",
         "context": "One machine, many agents",

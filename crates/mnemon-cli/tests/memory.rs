@@ -733,7 +733,14 @@ fn context_presets_budgets_formats_and_search() {
         "{ids:?}"
     );
     let hot = json(d, &["search", "dependencies", "--json"]);
-    assert!(hot[0]["id"].as_str().unwrap().starts_with("hot:"), "{hot}");
+    assert!(
+        hot[0]["id"]
+            .as_str()
+            .unwrap()
+            .strip_prefix('h')
+            .is_some_and(|n| n.parse::<u64>().is_ok()),
+        "{hot}"
+    );
 }
 
 #[test]
@@ -756,4 +763,76 @@ fn counts_agree_with_their_nouns() {
     ok(d, &["refresh"]);
     let s = ok(d, &["status"]);
     assert!(s.contains("(1 refresh)"), "{s}");
+}
+
+/// Issue 37 item 4: what a command prints is what every command accepts,
+/// and two things recorded in the same millisecond never share a handle
+/// (the clock is fixed here, so every UUID starts alike).
+#[test]
+fn one_handle_per_thing_printed_and_accepted() {
+    let tmp = project();
+    let d = tmp.path();
+    let mut printed = Vec::new();
+    for n in 1..=3 {
+        let out = ok(
+            d,
+            &[
+                "record",
+                "--type",
+                "note",
+                "--data",
+                &format!(r#"{{"text": "fact {n}"}}"#),
+            ],
+        );
+        let handle = out.split_whitespace().nth(2).unwrap().to_string();
+        printed.push(handle);
+    }
+    assert_eq!(printed, ["o1", "o2", "o3"], "record prints the handle");
+    let recent = ok(d, &["recent"]);
+    for h in &printed {
+        assert!(recent.contains(&format!("· {h}]")), "{recent}");
+    }
+    let said = ok(
+        d,
+        &["message", "--role", "user", "the deploy key rotates weekly"],
+    );
+    assert!(said.contains(" m1 "), "{said}");
+
+    let goal = ok(d, &["goal", "add", "Ship the login flow"]);
+    let h = goal.split_whitespace().nth(2).unwrap().to_string();
+    assert!(h.starts_with('h'), "{goal}");
+    assert!(ok(d, &["goal", "list"]).contains(&format!("1. {h} ")));
+    let found = ok(d, &["search", "login"]);
+    assert!(
+        found.starts_with(&h),
+        "search cites the item by its handle: {found}"
+    );
+    let done = ok(d, &["goal", "complete", &h]);
+    assert!(
+        done.contains("completed goal") && done.contains(&h),
+        "{done}"
+    );
+
+    let c = ok(d, &["constraint", "add", "Never log tokens"]);
+    let ch = c.split_whitespace().nth(2).unwrap().to_string();
+    ok(d, &["constraint", "remove", &ch]);
+    assert!(!ok(d, &["constraint", "list"]).contains("Never log tokens"));
+
+    // The same handles name things to forget, and the report uses them.
+    let gone = ok(d, &["forget", "o2", "m1"]);
+    assert!(gone.contains("forgot 1 operation, 1 message"), "{gone}");
+    let recent = ok(d, &["recent"]);
+    assert!(
+        recent.contains("fact 1") && !recent.contains("fact 2"),
+        "{recent}"
+    );
+    let r = ok(d, &["remember", "the staging host is blue-7"]);
+    let rh = r.split_whitespace().nth(2).unwrap().to_string();
+    let gone = ok(d, &["forget", &rh, "--dry-run"]);
+    assert!(
+        gone.contains(&rh),
+        "hot items are reported by handle: {gone}"
+    );
+    let missing = mnemon(d, &["forget", "o99"]);
+    assert_eq!(missing.status.code(), Some(1));
 }

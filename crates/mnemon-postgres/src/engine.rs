@@ -240,7 +240,7 @@ impl EngineStore for PgStore {
     fn hot_item_at(&self, id: &str, version: u64) -> Result<HotItem, StoreError> {
         self.db()?
             .opt(
-                "SELECT i.id, i.kind, h.text, h.detail, i.parent_id, h.priority, h.status, h.agent, h.version, i.created_at, h.updated_at
+                "SELECT i.id, i.kind, h.text, h.detail, i.parent_id, h.priority, h.status, h.agent, h.version, i.created_at, h.updated_at, i.seq
                  FROM hot_history h JOIN hot_items i ON i.id = h.item_id
                  WHERE h.item_id = $1 AND h.version = $2 AND i.project_id = $3",
                 &[&id, &(version as i64), &self.project()],

@@ -375,10 +375,18 @@ impl Forgetting<'_> {
                 needles.add(&content);
             }
         }
+        let mut hot_handles = Vec::with_capacity(n.hot.len());
+        for id in &n.hot {
+            hot_handles.extend(self.texts(
+                "SELECT 'h' || seq FROM hot_items WHERE project_id = $1 AND id = $2",
+                id,
+            )?);
+        }
         let mut f = Forgotten {
             operations: n.ops.into_iter().collect(),
             messages: n.msgs.into_iter().collect(),
             hot_items: n.hot.into_iter().collect(),
+            hot_handles,
             decisions: n.decisions.into_iter().collect(),
             sessions: n.sessions.into_iter().collect(),
             dry_run: !self.apply,

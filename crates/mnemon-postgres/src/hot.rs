@@ -10,8 +10,7 @@ use crate::client::Db;
 use crate::text::words;
 use crate::{PgStore, new_id, resolve_id};
 
-pub(crate) const COLUMNS: &str =
-    "id, kind, text, detail, parent_id, priority, status, agent, version, created_at, updated_at";
+pub(crate) const COLUMNS: &str = "id, kind, text, detail, parent_id, priority, status, agent, version, created_at, updated_at, seq";
 
 pub(crate) fn from_row(r: &Row) -> HotItem {
     from_row_at(r, 0)
@@ -34,6 +33,7 @@ fn from_row_at(r: &Row, at: usize) -> HotItem {
         version: r.get::<_, i64>(at + 8) as u64,
         created_at: Timestamp(r.get(at + 9)),
         updated_at: Timestamp(r.get(at + 10)),
+        seq: r.get::<_, i64>(at + 11) as u64,
     }
 }
 

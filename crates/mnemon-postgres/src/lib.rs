@@ -38,7 +38,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::{self, ThreadId};
 
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
-use mnemon_core::memory::{Store, StoreError};
+use mnemon_core::memory::{HandleKind, Store, StoreError};
 
 pub use client::Db;
 pub use cluster::{Cluster, ClusterError, ClusterOptions};
@@ -310,7 +310,8 @@ fn new_id() -> String {
     uuid::Uuid::now_v7().to_string()
 }
 
-/// Resolves a full id or a unique prefix in `table`.
+/// Resolves a handle (`o12`, `m7`, `h3`), a full id or a unique prefix in
+/// `table`.
 fn resolve_id(
     db: &Db,
     table: &str,
@@ -321,6 +322,18 @@ fn resolve_id(
     let id = id.trim();
     if id.is_empty() {
         return Err(StoreError::Invalid(format!("an empty {what} id")));
+    }
+    if let Some(seq) = HandleKind::of_table(table).and_then(|k| k.position(id)) {
+        return db
+            .opt(
+                &format!("SELECT id FROM {table} WHERE project_id = $1 AND seq = $2"),
+                &[&project, &seq],
+            )?
+            .map(|r| r.get(0))
+            .ok_or_else(|| StoreError::NotFound {
+                what,
+                id: id.to_string(),
+            });
     }
     let pattern = format!(
         "{}%",

@@ -48,7 +48,7 @@ const SOURCES: [Source; 6] = [
         kind: HitSource::Hot,
         table: "hot_items h",
         key: "h.seq",
-        id_label_body: "'hot:' || h.id, h.kind, h.text || coalesce(' — ' || h.detail, '')",
+        id_label_body: "'h' || h.seq, h.kind, h.text || coalesce(' — ' || h.detail, '')",
         at_importance: "h.updated_at, 1.0::float8",
         filter: "h.project_id = $1 AND h.status NOT IN ('complete', 'removed')",
     },

@@ -317,6 +317,20 @@ async fn hot_context_versions_sessions_decisions_and_checkpoints() {
     assert_eq!(e["error"]["code"], "stale_version", "{e}");
     assert_eq!(e["current"]["version"], 2, "the item as it is now: {e}");
     assert_eq!(e["current"]["status"], "in-progress");
+    // The handle the CLI prints (`h3`) names the item here too.
+    let handle = format!("h{}", goal["seq"].as_u64().unwrap());
+    let r = c
+        .patch(url(&format!("hot/{handle}")))
+        .bearer_auth(&token)
+        .header("If-Match", "2")
+        .json(&json!({"priority": "low"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK, "{}", r.text().await.unwrap());
+    let by_handle: Value = r.json().await.unwrap();
+    assert_eq!(by_handle["id"], goal["id"]);
+    assert_eq!(by_handle["version"], 3);
 
     let r = post(
         "decisions",

@@ -208,7 +208,7 @@ impl EngineStore for SqliteStore {
     fn hot_item_at(&self, id: &str, version: u64) -> Result<HotItem, StoreError> {
         let conn = self.conn();
         conn.query_row(
-            "SELECT i.id, i.kind, h.text, h.detail, i.parent_id, h.priority, h.status, h.agent, h.version, i.created_at, h.updated_at
+            "SELECT i.id, i.kind, h.text, h.detail, i.parent_id, h.priority, h.status, h.agent, h.version, i.created_at, h.updated_at, i.seq
              FROM hot_history h JOIN hot_items i ON i.id = h.item_id
              WHERE h.item_id = ?1 AND h.version = ?2 AND i.project_id = ?3",
             params![id, version as i64, self.project_id],

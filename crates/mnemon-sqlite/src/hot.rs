@@ -8,8 +8,7 @@ use rusqlite::{Connection, Row, params};
 
 use crate::{SqliteStore, new_id, resolve_id};
 
-pub(crate) const COLUMNS: &str =
-    "id, kind, text, detail, parent_id, priority, status, agent, version, created_at, updated_at";
+pub(crate) const COLUMNS: &str = "id, kind, text, detail, parent_id, priority, status, agent, version, created_at, updated_at, seq";
 
 pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<HotItem> {
     let kind: String = r.get(1)?;
@@ -27,6 +26,7 @@ pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<HotItem> {
         version: r.get::<_, i64>(8)? as u64,
         created_at: Timestamp(r.get(9)?),
         updated_at: Timestamp(r.get(10)?),
+        seq: r.get::<_, i64>(11)? as u64,
     })
 }
 

@@ -32,8 +32,8 @@ use std::ops::{Deref, DerefMut};
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use mnemon_core::memory::{Store, StoreError};
-use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+use mnemon_core::memory::{HandleKind, Store, StoreError};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 
 pub use maintenance::{backup_config, inspect, restore_into, set_backup_config};
 pub use migrate::LATEST_SCHEMA;
@@ -384,7 +384,8 @@ fn new_id() -> String {
     uuid::Uuid::now_v7().to_string()
 }
 
-/// Resolves a full id or a unique prefix in `table`.
+/// Resolves a handle (`o12`, `m7`, `h3`), a full id or a unique prefix in
+/// `table`.
 fn resolve_id(
     conn: &Connection,
     path: &str,
@@ -396,6 +397,21 @@ fn resolve_id(
     let id = id.trim();
     if id.is_empty() {
         return Err(StoreError::Invalid(format!("an empty {what} id")));
+    }
+    if let Some(seq) = HandleKind::of_table(table).and_then(|k| k.position(id)) {
+        return conn
+            .prepare_cached(&format!(
+                "SELECT id FROM {table} WHERE project_id = ?1 AND seq = ?2"
+            ))
+            .and_then(|mut s| {
+                s.query_row(rusqlite::params![project, seq], |r| r.get(0))
+                    .optional()
+            })
+            .map_err(|e| map_err(path, e))?
+            .ok_or_else(|| StoreError::NotFound {
+                what,
+                id: id.to_string(),
+            });
     }
     let sql =
         format!("SELECT id FROM {table} WHERE project_id = ?1 AND id LIKE ?2 ESCAPE '\\' LIMIT 2");

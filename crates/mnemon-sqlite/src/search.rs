@@ -77,7 +77,7 @@ const SOURCES: [Source; 6] = [
         join: "hot_items h ON h.seq = f.id",
         table: "hot_items h",
         key: "h.seq",
-        id_label_body: "'hot:' || h.id, h.kind, h.text || coalesce(' — ' || h.detail, '')",
+        id_label_body: "'h' || h.seq, h.kind, h.text || coalesce(' — ' || h.detail, '')",
         at_importance: "h.updated_at, 1.0",
         filter: "h.project_id = ?2 AND h.status NOT IN ('complete', 'removed')",
     },

@@ -91,7 +91,11 @@ fn report(f: &Forgotten) {
     );
     let mut ids: Vec<String> = f.operations.iter().map(|s| format!("o{s}")).collect();
     ids.extend(f.messages.iter().map(|s| format!("m{s}")));
-    ids.extend(f.hot_items.iter().cloned());
+    if f.hot_handles.len() == f.hot_items.len() {
+        ids.extend(f.hot_handles.iter().cloned());
+    } else {
+        ids.extend(f.hot_items.iter().cloned());
+    }
     ids.extend(f.decisions.iter().cloned());
     ids.extend(f.sessions.iter().map(|s| format!("session {s}")));
     anstream::println!("  {DIM}{}{DIM:#}", ids.join(" "));

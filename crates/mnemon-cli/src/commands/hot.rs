@@ -5,7 +5,6 @@ use mnemon::{Mnemon, Written};
 use mnemon_core::memory::{HotItem, HotItemChange, HotKind, HotStatus, Priority};
 
 use crate::cli::{AgentArg, ConstraintCommand, Global, GoalCommand, RememberArgs, VersionArg};
-use crate::commands::log::short;
 use crate::output::{BOLD, DIM, json, stored};
 use crate::project::Project;
 
@@ -33,7 +32,7 @@ fn show(g: &Global, verb: &str, item: &HotItem) -> Result<()> {
     println!(
         "{BOLD}{verb}{BOLD:#} {} {} \"{}\"  {DIM}[{} · version {}]{DIM:#}",
         item.kind.name().replace('_', " "),
-        short(&item.id),
+        item.handle(),
         stored(&item.text),
         item.status,
         item.version
@@ -63,7 +62,7 @@ fn list(g: &Global, kind: HotKind) -> Result<()> {
             .unwrap_or_default();
         println!(
             "{number}{} {}{prio}  {DIM}[{} · version {}]{DIM:#}",
-            short(&i.id),
+            i.handle(),
             stored(&i.text),
             i.status,
             i.version

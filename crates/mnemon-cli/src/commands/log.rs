@@ -44,7 +44,7 @@ pub fn record(g: &Global, a: &RecordArgs) -> Result<()> {
     println!(
         "{BOLD}recorded{BOLD:#} {} {}  {DIM}({} tokens, importance {:.2}{pinned}){DIM:#}",
         op.kind,
-        short(&op.id),
+        op.handle(),
         thousands(op.tokens),
         op.importance
     );
@@ -78,7 +78,7 @@ pub fn message(g: &Global, a: &MessageArgs) -> Result<()> {
     println!(
         "{BOLD}recorded{BOLD:#} {} message {}  {DIM}({} tokens, importance {:.2}{}){DIM:#}",
         msg.role,
-        short(&msg.id),
+        msg.handle(),
         thousands(msg.tokens),
         msg.importance,
         if msg.pinned { ", pinned" } else { "" }
@@ -121,7 +121,7 @@ fn print_op(op: &Operation) {
         stored(&data),
         stored(&op.agent),
         thousands(op.tokens),
-        short(&op.id)
+        op.handle()
     );
 }
 

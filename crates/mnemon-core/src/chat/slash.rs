@@ -188,7 +188,7 @@ fn context<S: ChatStore>(chat: &mut Chat<'_, S>, rest: &str) -> Res {
                 text.push_str(&format!(
                     "\n  goal {} [{}] {} ({})",
                     i + 1,
-                    short(&g.id),
+                    g.handle(),
                     g.text,
                     g.status.name()
                 ));
@@ -305,7 +305,7 @@ fn hot_add<S: ChatStore>(chat: &Chat<'_, S>, kind: HotKind, text: &str, cmd: &st
     let out = Outcome::done(
         format!(
             "{what} [{}]: {}. It stays in every context until it is completed or removed.",
-            short(&item.id),
+            item.handle(),
             item.text
         ),
         Vec::new(),

@@ -109,6 +109,10 @@ pub struct Forgotten {
     pub operations: Vec<i64>,
     pub messages: Vec<i64>,
     pub hot_items: Vec<String>,
+    /// The hot items' handles (`h3`), in the order of `hot_items`, as the
+    /// user saw them.
+    #[serde(default)]
+    pub hot_handles: Vec<String>,
     pub decisions: Vec<String>,
     pub sessions: Vec<String>,
     /// Session summaries and compactions that lost lines.

@@ -167,6 +167,10 @@ pub struct HotItemChange {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HotItem {
     pub id: String,
+    /// The item's place in the store, unique per database: its handle is
+    /// `h{seq}`. Absent (0) in hot contexts saved before handles existed.
+    #[serde(default)]
+    pub seq: u64,
     pub kind: HotKind,
     pub text: String,
     pub detail: Option<String>,
@@ -195,13 +199,14 @@ impl HotContext {
     }
 
     /// The goal `arg` names, as a person names it: its number in the list
-    /// of goals (from 1), the start of its id, or words of its text that
+    /// of goals (from 1), its handle (`h3`), the start of its id, or words of its text that
     /// only one open goal holds. The error says what to give instead.
     pub fn goal(&self, arg: &str) -> Result<&HotItem, String> {
         let arg = arg.trim();
         if arg.is_empty() {
             return Err(
-                "name the goal: its id, its number in the list of goals, or its text".into(),
+                "name the goal: its number in the list of goals, its handle (`h3`), or its text"
+                    .into(),
             );
         }
         let open: Vec<&HotItem> = self
@@ -213,9 +218,28 @@ impl HotContext {
             .ok()
             .and_then(|n| n.checked_sub(1))
             .and_then(|i| self.of_kind(HotKind::Goal).nth(i));
-        if let Some(g) = by_number.or_else(|| open.iter().copied().find(|g| g.id.starts_with(arg)))
-        {
+        let by_handle = super::HandleKind::Hot
+            .position(arg)
+            .and_then(|seq| open.iter().copied().find(|g| g.seq as i64 == seq));
+        if let Some(g) = by_number.or(by_handle) {
             return Ok(g);
+        }
+        // Ids minted in one millisecond share their start: a prefix must
+        // name one goal, never the first of several.
+        let by_id: Vec<&HotItem> = open
+            .iter()
+            .copied()
+            .filter(|g| g.id.starts_with(arg))
+            .collect();
+        match by_id.as_slice() {
+            [g] => return Ok(g),
+            [] => {}
+            more => {
+                return Err(format!(
+                    "\"{arg}\" starts the ids of {} goals; give its handle (`h3`) or its number from `mnemon goal list`",
+                    more.len()
+                ));
+            }
         }
         let low = arg.to_lowercase();
         let by_text: Vec<&HotItem> = open
@@ -368,5 +392,47 @@ impl HotContext {
                 .collect(),
         );
         md
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn goal(seq: u64, id: &str, text: &str) -> HotItem {
+        HotItem {
+            id: id.into(),
+            seq,
+            kind: HotKind::Goal,
+            text: text.into(),
+            detail: None,
+            parent_id: None,
+            priority: None,
+            status: HotStatus::Pending,
+            agent: "a".into(),
+            version: 1,
+            created_at: Timestamp(0),
+            updated_at: Timestamp(0),
+        }
+    }
+
+    #[test]
+    fn a_goal_is_found_by_number_handle_id_or_words() {
+        let hot = HotContext {
+            version: 2,
+            items: vec![
+                goal(3, "01a2191f-e41a-7060", "Ship the login flow"),
+                goal(9, "01a2191f-e41b-7061", "Write the docs"),
+            ],
+        };
+        let text = |arg: &str| hot.goal(arg).map(|g| g.text.clone());
+        assert_eq!(text("2").as_deref(), Ok("Write the docs"));
+        assert_eq!(text("h3").as_deref(), Ok("Ship the login flow"));
+        assert_eq!(text("h9").as_deref(), Ok("Write the docs"));
+        assert_eq!(text("01a2191f-e41b").as_deref(), Ok("Write the docs"));
+        assert_eq!(text("login").as_deref(), Ok("Ship the login flow"));
+        assert!(text("h4").is_err(), "no goal has handle h4");
+        let both = hot.goal("01a2191f").unwrap_err();
+        assert!(both.contains("2 goals"), "{both}");
     }
 }

@@ -7,6 +7,7 @@
 mod decision;
 mod entities;
 pub mod episodic;
+pub mod handle;
 mod hot;
 pub mod privacy;
 mod redact;
@@ -25,6 +26,7 @@ pub use entities::{
     StatusCount,
 };
 pub use episodic::{DocKind, Document};
+pub use handle::HandleKind;
 pub use hot::{HotContext, HotItem, HotItemChange, HotItemDraft, HotKind, HotStatus, Priority};
 pub use redact::{PatternError, Redactor};
 pub use service::{Memory, RestoredSession, data_text};
