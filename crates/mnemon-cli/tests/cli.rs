@@ -22,6 +22,8 @@ fn mnemon(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
     for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("MNEMON_")) {
         cmd.env_remove(k);
     }
+    // A cache of its own, so what this machine has fetched shows nowhere.
+    cmd.env("MNEMON_CACHE", dir.join(".mnemon-test-cache"));
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::profile::ProfileName;
-use crate::tokens::{Encoding, TokenizerSpec};
+use crate::tokens::{Encoding, LocalTokenizer, TokenizerSpec};
 
 /// One model mnemon knows.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -125,7 +125,7 @@ fn built_ins() -> Vec<BuiltIn> {
             aliases: &["phi_3_mini"],
             provider: "ollama",
             window: 4_096,
-            tokenizer: TokenizerSpec::Heuristic,
+            tokenizer: TokenizerSpec::Local(LocalTokenizer::Phi3),
             chat: "phi3",
             profile: Some(UltraAggressive),
             cost: (0.0, 0.0),
@@ -135,7 +135,7 @@ fn built_ins() -> Vec<BuiltIn> {
             aliases: &["qwen_2.5_3b"],
             provider: "ollama",
             window: 8_192,
-            tokenizer: TokenizerSpec::Heuristic,
+            tokenizer: TokenizerSpec::Local(LocalTokenizer::Qwen25),
             chat: "chatml",
             profile: Some(Aggressive),
             cost: (0.0, 0.0),
@@ -145,7 +145,7 @@ fn built_ins() -> Vec<BuiltIn> {
             aliases: &["qwen_2.5_7b"],
             provider: "ollama",
             window: 16_384,
-            tokenizer: TokenizerSpec::Heuristic,
+            tokenizer: TokenizerSpec::Local(LocalTokenizer::Qwen25),
             chat: "chatml",
             profile: Some(Aggressive),
             cost: (0.0, 0.0),
@@ -155,9 +155,31 @@ fn built_ins() -> Vec<BuiltIn> {
             aliases: &["qwen_2.5_32b", "qwen_2.5_coder_32b"],
             provider: "ollama",
             window: 128_000,
-            tokenizer: TokenizerSpec::Heuristic,
+            tokenizer: TokenizerSpec::Local(LocalTokenizer::Qwen25),
             chat: "chatml",
             profile: Some(Balanced),
+            cost: (0.0, 0.0),
+        },
+        // Popular Ollama models with public tokenizers, at their trained
+        // windows (what a server serves is detected and wins).
+        BuiltIn {
+            id: "llama3.1:8b",
+            aliases: &["llama_3.1_8b"],
+            provider: "ollama",
+            window: 131_072,
+            tokenizer: TokenizerSpec::Local(LocalTokenizer::Llama3),
+            chat: "llama3",
+            profile: None,
+            cost: (0.0, 0.0),
+        },
+        BuiltIn {
+            id: "qwen3:8b",
+            aliases: &["qwen_3_8b"],
+            provider: "ollama",
+            window: 40_960,
+            tokenizer: TokenizerSpec::Local(LocalTokenizer::Qwen3),
+            chat: "chatml",
+            profile: None,
             cost: (0.0, 0.0),
         },
         BuiltIn {

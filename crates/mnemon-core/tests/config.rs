@@ -175,7 +175,7 @@ fn environment_naming_no_setting() {
 #[test]
 fn new_model_without_a_window() {
     insta::assert_snapshot!(error_text(
-        "[models.\"llama3.1:8b\"]\nprovider = \"ollama\"\n",
+        "[models.\"mistral-nemo:12b\"]\nprovider = \"ollama\"\n",
         &[]
     ));
 }

@@ -31,6 +31,15 @@ pub enum FetchError {
         endpoint: String,
         reason: String,
     },
+    #[error(
+        "cannot fetch {file} of {repo} from {endpoint}: {reason}. Check your network (HF_ENDPOINT names another hub; a gated model needs `huggingface-cli login`)"
+    )]
+    File {
+        repo: String,
+        file: String,
+        endpoint: String,
+        reason: String,
+    },
     #[error("cannot use {path} as the hub's cache: {reason}")]
     Cache { path: String, reason: String },
 }
@@ -85,5 +94,47 @@ pub fn fetch(
         repo: repo.to_string(),
         revision: revision.to_string(),
         dir: dir.unwrap_or_default(),
+    })
+}
+
+/// `file` of `repo` (main revision) when the hub's cache on this machine
+/// already holds it (`$HF_HOME/hub`, as Python's `huggingface_hub` left
+/// it): no network.
+pub fn cached_file(repo: &str, file: &str) -> Option<PathBuf> {
+    hf_hub::Cache::from_env()
+        .model(repo.to_string())
+        .get(file)
+        .filter(|p| p.is_file())
+}
+
+/// Fetches one `file` of `repo` at `revision` into the hub's cache (or
+/// finds it there), with a progress bar when `progress`.
+pub fn fetch_file(
+    repo: &str,
+    revision: &str,
+    file: &str,
+    progress: bool,
+) -> Result<PathBuf, FetchError> {
+    let endpoint =
+        std::env::var("HF_ENDPOINT").unwrap_or_else(|_| "https://huggingface.co".to_string());
+    let api = ApiBuilder::from_env()
+        .with_progress(progress)
+        .with_retries(3)
+        .build()
+        .map_err(|e| FetchError::Cache {
+            path: "$HF_HOME/hub".to_string(),
+            reason: e.to_string(),
+        })?;
+    api.repo(Repo::with_revision(
+        repo.to_string(),
+        RepoType::Model,
+        revision.to_string(),
+    ))
+    .get(file)
+    .map_err(|e| FetchError::File {
+        repo: format!("{repo}@{revision}"),
+        file: file.to_string(),
+        endpoint,
+        reason: e.to_string(),
     })
 }

@@ -55,6 +55,7 @@ mod settings;
 mod status;
 mod store;
 pub mod timeline;
+pub mod tokenizers;
 mod views;
 mod writes;
 

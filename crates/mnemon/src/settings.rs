@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use mnemon_core::config::{ConfigFile, Loaded, load};
 use mnemon_core::setup::{Setup, resolve_with};
-use mnemon_core::tokens::{Heuristic, OpenAiBpe, TokenCounter, TokenizerSpec};
+use mnemon_core::tokens::{Heuristic, LocalTokenizer, OpenAiBpe, TokenCounter, TokenizerSpec};
 
 use crate::error::{Error, Result};
 
@@ -235,6 +235,15 @@ impl Settings {
     pub fn setup(&self, model: Option<&str>) -> Result<Setup> {
         let mut setup = resolve_with(&self.loaded.config, model, self.detection.detected.as_ref())?;
         setup.warnings.extend(self.detection.notes.iter().cloned());
+        if let TokenizerSpec::Local(t) = setup.tokenizer
+            && crate::tokenizers::installed(t).is_none()
+        {
+            let id = setup.model.as_ref().map_or(t.name(), |m| m.id.as_str());
+            setup.warnings.push(format!(
+                "token counts for {id} are estimates (characters / 4) until its tokenizer ({}) is on this machine: run `mnemon models fetch-tokenizer {id}` once",
+                t.name()
+            ));
+        }
         Ok(setup)
     }
 
@@ -245,6 +254,11 @@ impl Settings {
             TokenizerSpec::OpenAi(e) => Box::new(OpenAiBpe::new(*e)),
             TokenizerSpec::Heuristic => Box::new(Heuristic::default()),
             TokenizerSpec::HuggingFace(path) => load_hf(&self.root.join(path))?,
+            TokenizerSpec::Local(t) => match crate::tokenizers::installed(*t) {
+                Some(path) => load_local(*t, &path)?,
+                // Not fetched yet: `setup` has said how to make it exact.
+                None => Box::new(Heuristic::default()),
+            },
         })
     }
 }
@@ -264,6 +278,54 @@ pub fn load_hf(path: &Path) -> Result<Box<dyn TokenCounter>> {
     let t = mnemon_core::tokens::HfTokenizer::from_bytes(display_path(path), &bytes)
         .map_err(|e| Error::Input(e.to_string()))?;
     Ok(Box::new(t))
+}
+
+/// A family's fetched `tokenizer.json` as a counter, labelled with the
+/// family's name. Parsing the file takes a fifth of a second and 70 MB, so
+/// a process does it once per family, whatever number of projects and
+/// handles it opens.
+#[cfg(feature = "hf-tokenizer")]
+fn load_local(t: LocalTokenizer, path: &Path) -> Result<Box<dyn TokenCounter>> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    type Loaded = HashMap<LocalTokenizer, Arc<mnemon_core::tokens::HfTokenizer>>;
+    static LOADED: OnceLock<Mutex<Loaded>> = OnceLock::new();
+    let mut loaded = LOADED
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(shared) = loaded.get(&t) {
+        return Ok(Box::new(Arc::clone(shared)));
+    }
+    let bytes = std::fs::read(path).map_err(|e| {
+        Error::io(
+            format!(
+                "cannot read the {} tokenizer at {}: fetch it again with `mnemon models fetch-tokenizer {} --again`",
+                t.name(),
+                path.display(),
+                t.name()
+            ),
+            e,
+        )
+    })?;
+    let tokenizer = mnemon_core::tokens::HfTokenizer::from_bytes(t.name(), &bytes)
+        .map_err(|e| {
+            Error::Input(format!(
+                "{e}; fetch it again with `mnemon models fetch-tokenizer {} --again`",
+                t.name()
+            ))
+        })?
+        .labelled(t.name());
+    let shared = Arc::new(tokenizer);
+    loaded.insert(t, Arc::clone(&shared));
+    Ok(Box::new(shared))
+}
+
+/// Without HuggingFace support a family's tokenizer cannot be read: its
+/// counts stay estimates.
+#[cfg(not(feature = "hf-tokenizer"))]
+fn load_local(_: LocalTokenizer, _: &Path) -> Result<Box<dyn TokenCounter>> {
+    Ok(Box::new(Heuristic::default()))
 }
 
 /// A HuggingFace `tokenizer.json` as a counter: refused, since this build

@@ -14,6 +14,8 @@ pub fn mnemon(dir: &Path, args: &[&str]) -> Output {
     for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("MNEMON_") && k != "MNEMON_NOW") {
         cmd.env_remove(k);
     }
+    // A cache of its own, so what this machine has fetched shows nowhere.
+    cmd.env("MNEMON_CACHE", dir.join(".mnemon-test-cache"));
     cmd.output().unwrap()
 }
 

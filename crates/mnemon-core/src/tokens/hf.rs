@@ -51,6 +51,13 @@ impl HfTokenizer {
         })
     }
 
+    /// The same tokenizer under another label: a family's (`qwen2.5`)
+    /// rather than its file's path.
+    pub fn labelled(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
     /// Token ids of `text`, without special tokens.
     pub fn encode(&self, text: &str) -> Vec<u32> {
         match self.inner.encode(text, false) {

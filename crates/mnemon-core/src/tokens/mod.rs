@@ -57,6 +57,30 @@ pub trait TokenCounter: Send + Sync + fmt::Debug {
     }
 }
 
+/// A shared counter counts as the one it shares: a vocabulary loaded once
+/// serves every project and handle of a process.
+impl<T: TokenCounter + ?Sized> TokenCounter for std::sync::Arc<T> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn is_exact(&self) -> bool {
+        (**self).is_exact()
+    }
+
+    fn count(&self, text: &str) -> usize {
+        (**self).count(text)
+    }
+
+    fn count_up_to(&self, text: &str, limit: usize) -> Option<usize> {
+        (**self).count_up_to(text, limit)
+    }
+
+    fn splits_at_line_starts(&self) -> bool {
+        (**self).splits_at_line_starts()
+    }
+}
+
 /// Which tokenizer a model uses, as written in config and the model registry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TokenizerSpec {
@@ -65,14 +89,58 @@ pub enum TokenizerSpec {
     /// A HuggingFace `tokenizer.json` at this path (relative paths are
     /// resolved against the project directory by the caller).
     HuggingFace(String),
+    /// The published tokenizer of a family of local models, which mnemon
+    /// fetches once per machine (`mnemon models fetch-tokenizer`); until
+    /// then counts are estimates, and mnemon says so.
+    Local(LocalTokenizer),
     /// Characters / 4, times a calibration factor.
     Heuristic,
 }
 
 impl TokenizerSpec {
     /// The accepted spellings, for error messages.
-    pub const FORMS: &'static str =
-        "cl100k_base, o200k_base, heuristic, or hf:<path to tokenizer.json>";
+    pub const FORMS: &'static str = "cl100k_base, o200k_base, qwen2.5, qwen3, llama3, phi3 (fetched once with `mnemon models fetch-tokenizer`), heuristic, or hf:<path to tokenizer.json>";
+}
+
+/// Families of local models whose tokenizers are public: the registry's
+/// Ollama models name one, so their counts can be exact without the user
+/// finding a `tokenizer.json`. Where the file comes from is the caller's
+/// business (core reads no files).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LocalTokenizer {
+    /// Qwen 2 and 2.5, Coder included: one 151,665-token vocabulary.
+    Qwen25,
+    /// Qwen 3.
+    Qwen3,
+    /// Llama 3.1, 3.2 and 3.3.
+    Llama3,
+    /// Phi-3 and Phi-3.5.
+    Phi3,
+}
+
+impl LocalTokenizer {
+    pub const ALL: [LocalTokenizer; 4] = [
+        LocalTokenizer::Qwen25,
+        LocalTokenizer::Qwen3,
+        LocalTokenizer::Llama3,
+        LocalTokenizer::Phi3,
+    ];
+
+    /// The spelling in config and on screen; also its directory name.
+    pub fn name(self) -> &'static str {
+        match self {
+            LocalTokenizer::Qwen25 => "qwen2.5",
+            LocalTokenizer::Qwen3 => "qwen3",
+            LocalTokenizer::Llama3 => "llama3",
+            LocalTokenizer::Phi3 => "phi3",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<LocalTokenizer> {
+        LocalTokenizer::ALL
+            .into_iter()
+            .find(|t| t.name().eq_ignore_ascii_case(s.trim()))
+    }
 }
 
 impl fmt::Display for TokenizerSpec {
@@ -80,6 +148,7 @@ impl fmt::Display for TokenizerSpec {
         match self {
             TokenizerSpec::OpenAi(e) => f.write_str(e.name()),
             TokenizerSpec::HuggingFace(p) => write!(f, "hf:{p}"),
+            TokenizerSpec::Local(t) => f.write_str(t.name()),
             TokenizerSpec::Heuristic => f.write_str("heuristic"),
         }
     }
@@ -103,6 +172,9 @@ impl FromStr for TokenizerSpec {
         }
         if s == "heuristic" {
             return Ok(TokenizerSpec::Heuristic);
+        }
+        if let Some(t) = LocalTokenizer::parse(s) {
+            return Ok(TokenizerSpec::Local(t));
         }
         s.parse::<Encoding>()
             .map(TokenizerSpec::OpenAi)
