@@ -6,19 +6,21 @@
 
 mod cli;
 mod commands;
+mod examples;
 mod numbers;
 mod output;
 mod project;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 use cli::{Cli, ColorWhen, Command, ConfigCommand, ModelsCommand, TokensCommand};
 
 fn main() -> ExitCode {
     install_panic_hook();
-    let cli = Cli::parse();
+    let matches = examples::attach(Cli::command()).get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match cli.global.color {
         ColorWhen::Auto => {}
         ColorWhen::Always => anstream::ColorChoice::Always.write_global(),

@@ -196,6 +196,68 @@ fn a_person_watches_the_window_fill_checkpoint_and_refresh() {
     );
     shot(&tab, "1-empty");
 
+    // The page as served says what it is waiting for before its script has
+    // drawn anything (curl, logged in with the same token).
+    let jar = dir.join("cookies.txt");
+    let raw = Command::new("curl")
+        .args(["-sS", "-L", "-c"])
+        .arg(&jar)
+        .arg("-b")
+        .arg(&jar)
+        .arg(format!("http://{addr}/?token={token}"))
+        .output()
+        .expect("curl (apt-get install curl)");
+    let raw = String::from_utf8_lossy(&raw.stdout);
+    for waiting in ["Loading the window…", "Loading the history…", "Loading…"] {
+        assert!(
+            raw.contains(waiting),
+            "{waiting} missing from the page: {raw}"
+        );
+    }
+    assert_eq!(
+        wait_js(
+            &tab,
+            "String(document.getElementById('gauge').hasAttribute('aria-busy'))",
+            "the gauge"
+        ),
+        "false",
+        "drawn, the gauge is no longer busy"
+    );
+    // The configured maximum is said once, with the other sizes known.
+    let numbers = text(&tab, "#numbers");
+    assert!(numbers.contains("4,000, from config"), "{numbers}");
+    assert!(!numbers.contains("config 4,000"), "said twice: {numbers}");
+    assert!(numbers.contains("registry 128,000"), "{numbers}");
+    assert!(numbers.contains("0 refreshes"), "{numbers}");
+
+    // A first small write: the chart's y-axis fits it instead of drawing a
+    // flat line at the bottom of a 4,000-token scale.
+    ok(
+        dir,
+        &["record", "--type", "note", "--data", r#"{"text": "first"}"#],
+    );
+    wait_js(
+        &tab,
+        "document.getElementById('chart-scale')",
+        "the chart scaled to the data",
+    );
+    assert!(text(&tab, "#chart-scale").contains("scaled to the data"));
+    // The chart is 260 high with the x-axis at y = 232: scaled, the line's
+    // highest point is at least a third of the way up.
+    let line_top: f64 = wait_js(
+        &tab,
+        "String(document.getElementById('usage-line').getBBox().y)",
+        "the usage line",
+    )
+    .as_str()
+    .unwrap()
+    .parse()
+    .unwrap();
+    assert!(
+        line_top < 182.0,
+        "a flat line at the bottom: y = {line_top}"
+    );
+
     // Writes from another process (the CLI, no server involved) and from
     // the API: the page follows without being reloaded.
     let marker = wait_js(&tab, "document.body.dataset.updated", "a first render");
@@ -251,6 +313,11 @@ fn a_person_watches_the_window_fill_checkpoint_and_refresh() {
     );
     let after = text(&tab, "#zone");
     assert_ne!(before, after, "the zone moved as the window filled");
+    wait_js(
+        &tab,
+        "document.getElementById('chart-scale') === null",
+        "the whole window on the chart once usage nears the zones",
+    );
     shot(&tab, "2-filling");
 
     // A checkpoint appears on the chart; selecting it shows its JSON.
@@ -442,6 +509,26 @@ fn a_person_watches_the_window_fill_checkpoint_and_refresh() {
         text(&tab, "#panel").contains("v1"),
         "hot items show their version"
     );
+    // The decision record is a key decision in the hot context, with
+    // nothing stray after it.
+    wait_js(
+        &tab,
+        "document.querySelector('[data-hot-group=key_decisions]')",
+        "the key decisions in the hot context",
+    );
+    let panel = text(&tab, "#panel");
+    assert!(panel.contains("Key decisions"), "{panel}");
+    assert!(
+        !panel.contains("null"),
+        "stray text in the hot context: {panel}"
+    );
+    // The memory section sits below the fold.
+    tab.evaluate(
+        "window.scrollTo(0, document.getElementById('memory').offsetTop)",
+        false,
+    )
+    .unwrap();
+    shot(&tab, "8-hot-decisions");
 
     // The work plan document changed with the epic: a diff of two versions.
     tab.find_element("#tab-documents").unwrap().click().unwrap();

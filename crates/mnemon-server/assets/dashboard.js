@@ -26,6 +26,9 @@ function el(tag, attrs, ...children) {
   }
   return e;
 }
+// The nodes among `nodes`: DOM methods such as replaceChildren would print a
+// null as the text "null".
+const present = (...nodes) => nodes.flat().filter((n) => n !== undefined && n !== null && n !== false);
 function svg(tag, attrs, ...children) {
   const e = document.createElementNS(NS, tag);
   for (const [k, v] of Object.entries(attrs || {})) {
@@ -37,6 +40,7 @@ function svg(tag, attrs, ...children) {
 }
 const fmt = (n) => (n === undefined || n === null ? "–" : Number(n).toLocaleString("en-US"));
 const pct = (f) => `${(f * 100).toFixed(1)} %`;
+const counted = (n, one, many) => `${fmt(n)} ${n === 1 ? one : many}`;
 const words = (s) => String(s || "").replace(/_/g, " ");
 
 async function api(path, opts = {}) {
@@ -78,22 +82,23 @@ function renderNow(report) {
   box.setAttribute("aria-label",
     `${fmt(w.used)} of ${fmt(w.effective_max)} tokens used, ${pct(w.fraction)}, zone ${w.zone}`);
   box.replaceChildren(gauge);
+  box.removeAttribute("aria-busy");
 
+  // The other sizes the window was chosen from; the one chosen is named once.
   const sizes = report.window_sizes || {};
-  const source = [
-    sizes.served !== undefined && sizes.served !== null ? `served ${fmt(sizes.served)}` : null,
-    sizes.model_max ? `model max ${fmt(sizes.model_max)}` : null,
-    sizes.registry ? `registry ${fmt(sizes.registry)}` : null,
-    sizes.config ? `config ${fmt(sizes.config)}` : null,
-  ].filter(Boolean).join(" · ");
+  const chosen = { served: "served", model: "model_max", registry: "registry", config: "config" }[report.window_source];
+  const source = [["served", "served"], ["model_max", "model max"], ["registry", "registry"], ["config", "config"]]
+    .filter(([key]) => key !== chosen && sizes[key] !== undefined && sizes[key] !== null && sizes[key] !== 0)
+    .map(([key, name]) => `${name} ${fmt(sizes[key])}`)
+    .join(" · ");
   const engine = report.engine || {};
   const rows = [
     ["Zone", el("span", { class: `zone ${w.zone}`, id: "zone" }, w.zone)],
     ["Used", el("span", { id: "used" }, `${fmt(w.used)} tokens (${pct(w.fraction)}), from ${words(report.usage_source)}`)],
     ["Effective window", `${fmt(w.effective_max)} = ${fmt(w.configured_max)} × ${w.utilization_limit}`],
-    ["Configured max", `${fmt(w.configured_max)}, from ${words(report.window_source)}${source ? ` (${source})` : ""}`],
+    ["Configured max", `${fmt(w.configured_max)}, from ${words(report.window_source)}${source ? ` (also known: ${source})` : ""}`],
     ["Available", fmt(w.available)],
-    ["Epoch", `${fmt(engine.epoch)} · ${fmt(engine.refreshes)} refreshes · last checkpoint ${engine.last_checkpoint || "none"}`],
+    ["Epoch", `${fmt(engine.epoch)} · ${counted(engine.refreshes, "refresh", "refreshes")} · last checkpoint ${engine.last_checkpoint || "none"}`],
     ["Tokenizer", `${report.tokenizer.name}${report.tokenizer.exact ? " (exact)" : " (estimate)"}`],
     ["Profile", `${report.profile.name} (${words(report.profile.source)})`],
   ];
@@ -104,8 +109,15 @@ function renderNow(report) {
 
 // ---------- over time: the chart ----------
 const MARKED = new Set(["checkpoint", "refresh", "optimize"]);
+// 1, 2 or 5 times a power of ten, at least `v`: axis ends a reader can read.
+function niceCeil(v) {
+  const p = 10 ** Math.floor(Math.log10(Math.max(v, 1)));
+  return [1, 2, 5, 10].map((m) => m * p).find((n) => n >= v);
+}
+const short = (v) => (v >= 1000 ? `${Number((v / 1000).toFixed(1))}k` : String(Math.round(v)));
 function renderTimeline(tl, report) {
   const box = document.getElementById("chart");
+  box.removeAttribute("aria-busy");
   const pts = tl.points;
   if (!pts.length) {
     box.replaceChildren(el("p", { class: "hint" }, "Nothing recorded by this agent yet."));
@@ -113,7 +125,11 @@ function renderTimeline(tl, report) {
   }
   const W = 900, H = 260, L = 56, R = 12, T = 12, B = 28;
   const t = report.window.thresholds;
-  const top = Math.max(report.window.effective_max, ...pts.map((p) => Math.max(p.used, (p.marker && p.marker.before) || 0)), 1);
+  // The y-axis fits the data: 0.3 % of a large window is not a flat line at
+  // zero. Once usage nears the zones, the whole window is shown.
+  const peak = Math.max(...pts.map((p) => Math.max(p.used, (p.marker && p.marker.before) || 0)), 1);
+  const whole = peak >= 0.4 * report.window.effective_max;
+  const top = whole ? Math.max(report.window.effective_max, peak) : niceCeil(peak * 1.2);
   const x = (i) => L + (pts.length === 1 ? (W - L - R) / 2 : (i / (pts.length - 1)) * (W - L - R));
   const y = (v) => T + (1 - v / top) * (H - T - B);
   const chart = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-labelledby": "chart-title", id: "chart-svg" },
@@ -121,10 +137,19 @@ function renderTimeline(tl, report) {
   chart.append(svg("line", { class: "axis", x1: L, y1: H - B, x2: W - R, y2: H - B }));
   chart.append(svg("line", { class: "axis", x1: L, y1: T, x2: L, y2: H - B }));
   for (const [cls, v, name] of [["yellow", t.yellow_from, "50 %"], ["orange", t.orange_from, "70 %"], ["red", t.red_from, "85 %"], ["limit", t.emergency_from, "95 %"]]) {
+    if (v > top) continue;
     chart.append(svg("line", { class: `threshold ${cls}`, x1: L, y1: y(v), x2: W - R, y2: y(v) }));
     chart.append(svg("text", { class: "label", x: 4, y: y(v) + 4 }, name));
   }
   chart.append(svg("text", { class: "label", x: 4, y: H - B + 4 }, "0"));
+  if (!whole) {
+    for (const v of [top / 2, top]) {
+      chart.append(svg("line", { class: "grid", x1: L, y1: y(v), x2: W - R, y2: y(v) }));
+      chart.append(svg("text", { class: "label tick", x: 4, y: y(v) + 4 }, short(v)));
+    }
+    chart.append(svg("text", { class: "label", id: "chart-scale", x: L + 6, y: T + 10 },
+      `scaled to the data: up to ${fmt(top)} of ${fmt(report.window.effective_max)} tokens (${pct(top / report.window.effective_max)}); zone lines start at 50 %`));
+  }
   chart.append(svg("text", { class: "label", x: L, y: H - 8 }, pts[0].at.slice(0, 19).replace("T", " ")));
   chart.append(svg("text", { class: "label", x: W - R - 120, y: H - 8 }, pts[pts.length - 1].at.slice(0, 19).replace("T", " ")));
   // The line drops at a refresh or optimization: draw `before` then `used`.
@@ -233,7 +258,7 @@ const TABS = {
       return panel.replaceChildren(el("p", { class: "hint" }, `No goals, constraints or facts yet (hot context version ${h.version}).`));
     }
     const line = (i) => (typeof i === "string" ? i : i.description || i.text || i.decision || i.action || JSON.stringify(i));
-    panel.replaceChildren(el("p", { class: "hint" }, `Hot context version ${h.version}.`),
+    panel.replaceChildren(...present(el("p", { class: "hint" }, `Hot context version ${h.version}.`),
       ...groups.map(([key, title]) => el("div", { "data-hot-group": key },
         el("h3", {}, title),
         el("table", {}, el("thead", {}, el("tr", {}, el("th", {}, "Text"), el("th", {}, "Priority"), el("th", {}, "Status"), el("th", {}, "Version"))),
@@ -241,7 +266,7 @@ const TABS = {
             el("td", {}, line(i), i.rationale ? el("div", { class: "hint" }, i.rationale) : null),
             el("td", {}, i.priority || ""), el("td", {}, i.status || ""), el("td", {}, i.version ? `v${i.version}` : ""))))))),
       entities.length ? el("div", {}, el("h3", {}, "Key entities"), el("ul", {}, entities.map(([k, v]) => el("li", {}, `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`)))) : null,
-      files.length ? el("div", {}, el("h3", {}, "Files in play"), el("ul", {}, files.map((f) => el("li", {}, typeof f === "string" ? f : JSON.stringify(f))))) : null);
+      files.length ? el("div", {}, el("h3", {}, "Files in play"), el("ul", {}, files.map((f) => el("li", {}, typeof f === "string" ? f : JSON.stringify(f))))) : null));
   },
   async decisions(panel) {
     const list = await api("decisions?limit=100");

@@ -10,7 +10,7 @@ use clap::CommandFactory;
 use crate::cli::Cli;
 
 pub fn completions(shell: clap_complete::Shell) -> Result<()> {
-    let mut cmd = Cli::command();
+    let mut cmd = crate::examples::attach(Cli::command());
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut cmd, "mnemon", &mut out);
     emit(&out)
@@ -29,7 +29,7 @@ fn emit(bytes: &[u8]) -> Result<()> {
 
 /// The top page on standard output, or every command's page in `out`.
 pub fn man(out: Option<&Path>) -> Result<()> {
-    let cmd = Cli::command();
+    let cmd = crate::examples::attach(Cli::command());
     match out {
         None => {
             let mut page = Vec::new();
