@@ -376,6 +376,28 @@ fn a_scripted_session_reads_well() {
         + 16;
     let id = &out[start..start + 13];
     insta::assert_snapshot!("chat_script", out.replace(id, "<session>"));
+    // Each status line's change is the change of the usage it shows: the
+    // counts a reader sees add up.
+    let re =
+        regex::Regex::new(r"── \w+ · ([\d,]+) / [\d,]+ tokens \([\d.]+ %\)(?: · ([+−])([\d,]+))?")
+            .unwrap();
+    let num = |s: &str| s.replace(',', "").parse::<i64>().unwrap();
+    let mut last = 0i64;
+    let mut seen = 0;
+    for c in re.captures_iter(&out) {
+        let used = num(&c[1]);
+        if let (Some(sign), Some(n)) = (c.get(2), c.get(3)) {
+            let delta = if sign.as_str() == "−" {
+                -num(n.as_str())
+            } else {
+                num(n.as_str())
+            };
+            assert_eq!(used - last, delta, "{}", &c[0]);
+            seen += 1;
+        }
+        last = used;
+    }
+    assert!(seen >= 5, "{out}");
 }
 
 #[test]

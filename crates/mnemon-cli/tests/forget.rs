@@ -409,3 +409,39 @@ fn a_database_written_without_secure_delete_is_rewritten_at_its_first_forget() {
     assert!(!common::on_disk(dir, "blue pot"));
     common::ok(dir, &["doctor"]);
 }
+
+/// Forgetting by handle cleans the chat history too: the lines typed into
+/// `mnemon chat` that said the forgotten items go, every other line stays.
+#[test]
+fn forgetting_by_handle_drops_the_typed_lines_that_said_it() {
+    let p = common::project();
+    let dir = p.path();
+    let r = common::ok(dir, &["remember", "Home address: 12 Quay Street"]);
+    let h = r.split_whitespace().nth(2).unwrap().to_string();
+    let said = common::ok(
+        dir,
+        &["message", "--role", "user", "My locker code is 4417-alpha"],
+    );
+    let m = said.split_whitespace().nth(3).unwrap().to_string();
+    assert!(m.starts_with('m'), "{said}");
+    common::ok(dir, &["remember", "Invoices go out on Fridays"]);
+    let typed = dir.join(".mnemon").join(mnemon::CHAT_HISTORY);
+    std::fs::write(
+        &typed,
+        "#V2\n/remember Home address: 12 Quay Street\nMy locker code is 4417-alpha\n/remember Invoices go out on Fridays\nok\n",
+    )
+    .unwrap();
+    let before = std::fs::read_to_string(&typed).unwrap();
+    common::ok(dir, &["forget", &h, "--dry-run"]);
+    assert_eq!(
+        std::fs::read_to_string(&typed).unwrap(),
+        before,
+        "a dry run changes nothing"
+    );
+    common::ok(dir, &["forget", &h, &m]);
+    assert_eq!(
+        std::fs::read_to_string(&typed).unwrap(),
+        "#V2\n/remember Invoices go out on Fridays\nok\n"
+    );
+    assert!(!common::on_disk(dir, "Quay Street") && !common::on_disk(dir, "4417-alpha"));
+}

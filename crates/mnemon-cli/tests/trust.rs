@@ -202,7 +202,9 @@ fn a_backup_taken_during_eight_writers_restores_to_a_healthy_store() {
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("mnemon.db.replaced-"))
+        .filter(|n| {
+            n.starts_with("mnemon.db.replaced-") && !n.ends_with("-wal") && !n.ends_with("-shm")
+        })
         .collect();
     assert_eq!(kept.len(), 1, "the replaced database is set aside");
     // Named with a readable UTC time: replaced-YYYYMMDD-HHMMSS.

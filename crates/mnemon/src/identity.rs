@@ -71,10 +71,15 @@ pub fn start_over(dir: &Path, db: &Path, now_unix: u64) -> Result<Option<PathBuf
         let aside = db.with_extension(format!("db.replaced-{now_unix}"));
         std::fs::rename(db, &aside)
             .map_err(|e| Error::io(format!("cannot move {} aside", display_path(db)), e))?;
-        for ext in ["db-wal", "db-shm"] {
-            let side = db.with_extension(ext);
+        // The WAL and shared memory follow the database under SQLite's own
+        // names (`<file>-wal`), so the set-aside file opens with its last
+        // commits.
+        for suffix in ["-wal", "-shm"] {
+            let side = db.with_extension(format!("db{suffix}"));
             if side.exists() {
-                let to = aside.with_extension(format!("{ext}.replaced-{now_unix}"));
+                let mut to = aside.clone().into_os_string();
+                to.push(suffix);
+                let to = PathBuf::from(to);
                 std::fs::rename(&side, &to).map_err(|e| {
                     Error::io(format!("cannot move {} aside", display_path(&side)), e)
                 })?;
@@ -96,4 +101,46 @@ pub fn start_over(dir: &Path, db: &Path, now_unix: u64) -> Result<Option<PathBuf
             .map_err(|e| Error::io(format!("cannot remove {}", display_path(&marker)), e))?;
     }
     Ok(kept)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_replaced_database_keeps_its_wal_under_sqlites_names() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let db = dir.path().join("mnemon.db");
+        for (name, body) in [
+            ("mnemon.db", "db"),
+            ("mnemon.db-wal", "wal"),
+            ("mnemon.db-shm", "shm"),
+        ] {
+            std::fs::write(dir.path().join(name), body).unwrap_or_else(|e| panic!("{e}"));
+        }
+        // 2026-11-26 17:01:05 UTC.
+        let kept = start_over(dir.path(), &db, 1_795_712_465)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|| panic!("a database with content is kept"));
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap_or_else(|e| panic!("{e}"))
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "mnemon.db.replaced-20261126-170105",
+                "mnemon.db.replaced-20261126-170105-shm",
+                "mnemon.db.replaced-20261126-170105-wal",
+            ]
+        );
+        assert_eq!(
+            kept.file_name().and_then(|n| n.to_str()),
+            Some(names[0].as_str())
+        );
+        let wal = std::fs::read_to_string(dir.path().join(&names[2])).unwrap_or_default();
+        assert_eq!(wal, "wal");
+    }
 }

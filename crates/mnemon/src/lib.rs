@@ -69,7 +69,7 @@ pub use clock::{ReplayClock, SystemClock};
 pub use error::{Error, ErrorClass, Result};
 pub use init::{InitOptions, Initialized, init};
 pub use llm::{AskOptions, AskRequest, Asked, ProbeReport};
-pub use maintenance::{DoctorReport, Migrated, Restored, restore};
+pub use maintenance::{DoctorReport, DoctorStep, Migrated, Restored, restore};
 pub use mnemon_core::engine::forget::{ForgetAudit, ForgetTarget, Forgotten};
 pub use mnemon_core::memory::Health;
 pub use mnemon_llm;

@@ -106,9 +106,18 @@ impl Mnemon {
     /// Checks the database (integrity, search indexes, orphans, schema)
     /// and the project's identity, and renders every view again.
     pub fn doctor(&self) -> Result<DoctorReport> {
+        self.doctor_with(|_| {})
+    }
+
+    /// [`Mnemon::doctor`], naming each step to `step` as it starts, so a
+    /// caller can show progress on a large project (the integrity check
+    /// reads every page of the database).
+    pub fn doctor_with(&self, mut step: impl FnMut(DoctorStep)) -> Result<DoctorReport> {
         let store_id =
             mnemon_core::memory::Store::project_id(self.engine()?.memory().store()).to_string();
+        step(DoctorStep::Database);
         let health = self.engine()?.memory().store().check()?;
+        step(DoctorStep::Identity);
         let identity_ok = match self.dir() {
             Some(d) => std::fs::read_to_string(d.join(MARKER))
                 .map(|s| s.trim() == store_id)
@@ -136,6 +145,7 @@ impl Mnemon {
                 ".mnemon/{MARKER} does not name this database's project ({store_id})"
             ));
         }
+        step(DoctorStep::Views);
         let views_regenerated = match self.export() {
             Ok(n) => n,
             Err(e) => {
@@ -209,4 +219,26 @@ pub fn restore(root: &Path, backup: &Path, force: bool, now_unix: u64) -> Result
         previous,
         rows: h.rows,
     })
+}
+
+/// The steps of [`Mnemon::doctor_with`], in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DoctorStep {
+    /// Integrity, search indexes, orphans and schema: every page is read.
+    Database,
+    /// `.mnemon/` names this database's project.
+    Identity,
+    /// Every view rendered again from the database.
+    Views,
+}
+
+impl DoctorStep {
+    /// What the step does, for a progress line.
+    pub fn doing(self) -> &'static str {
+        match self {
+            DoctorStep::Database => "checking the database: integrity, search indexes, references",
+            DoctorStep::Identity => "checking the project's identity",
+            DoctorStep::Views => "rendering every view again",
+        }
+    }
 }

@@ -351,12 +351,22 @@ impl Mnemon {
             .collect::<std::result::Result<_, String>>()
             .map_err(Error::Input)?;
         let e = self.engine()?;
+        // The chat history keeps lines as typed: a line that said what is
+        // forgotten goes too. What the ids named is read before it is gone.
+        let typed = self
+            .dir()
+            .map(|d| d.join(crate::CHAT_HISTORY))
+            .filter(|p| !dry_run && p.is_file());
+        let said = match &typed {
+            Some(_) => said_by(&e, &e.forget(&targets, true)?)?,
+            None => Vec::new(),
+        };
         let f = e.forget(&targets, dry_run)?;
         if !dry_run && let Some(v) = self.views() {
             v.forget(e.memory(), &f, self.keep_versions())?;
         }
-        if !dry_run && let Some(dir) = self.dir() {
-            forget_typed(&dir.join(crate::CHAT_HISTORY), matching)?;
+        if let Some(path) = typed {
+            forget_typed(&path, matching, &said)?;
         }
         Ok(f)
     }
@@ -532,8 +542,56 @@ impl Mnemon {
 
 /// Drops the lines of chat's history file that hold a forgotten phrase
 /// (as `--matching` compares: case aside), rewriting it in place.
-fn forget_typed(path: &std::path::Path, matching: &[String]) -> Result<()> {
-    if matching.is_empty() {
+/// The shortest text of a forgotten item that takes a history line with
+/// it: shorter ones ("ok", "yes") are in lines that said something else.
+const SAID_MIN_CHARS: usize = 8;
+
+/// The texts the forgotten items held: operations' string values,
+/// messages, hot items and decisions' titles.
+fn said_by(e: &crate::ProjectEngine, f: &Forgotten) -> Result<Vec<String>> {
+    use mnemon_core::engine::EngineStore;
+    use mnemon_core::memory::{DecisionStore, HotStore};
+    fn strings(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::String(s) => out.push(s.clone()),
+            serde_json::Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+            serde_json::Value::Object(o) => o.values().for_each(|x| strings(x, out)),
+            _ => {}
+        }
+    }
+    let store = e.memory().store();
+    let mut out = Vec::new();
+    for op in store.operations_at(&f.operations)? {
+        strings(&op.data, &mut out);
+    }
+    out.extend(
+        store
+            .messages_at(&f.messages)?
+            .into_iter()
+            .map(|m| m.content),
+    );
+    for id in &f.hot_items {
+        if let Ok(h) = store.hot_item(id) {
+            out.push(h.text);
+            out.extend(h.detail);
+        }
+    }
+    for id in &f.decisions {
+        if let Ok(d) = store.decision(id) {
+            out.push(d.title);
+        }
+    }
+    Ok(out
+        .into_iter()
+        .map(|t| t.trim().to_lowercase())
+        .filter(|t| t.chars().count() >= SAID_MIN_CHARS)
+        .collect())
+}
+
+/// Drops the history lines that hold a `matching` phrase or a text a
+/// forgotten item held.
+fn forget_typed(path: &std::path::Path, matching: &[String], said: &[String]) -> Result<()> {
+    if matching.is_empty() && said.is_empty() {
         return Ok(());
     }
     let text = match std::fs::read(path) {
@@ -541,7 +599,11 @@ fn forget_typed(path: &std::path::Path, matching: &[String]) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(Error::io(format!("cannot read {}", path.display()), e)),
     };
-    let needles: Vec<String> = matching.iter().map(|m| m.trim().to_lowercase()).collect();
+    let needles: Vec<String> = matching
+        .iter()
+        .map(|m| m.trim().to_lowercase())
+        .chain(said.iter().cloned())
+        .collect();
     let kept: Vec<&str> = text
         .lines()
         .filter(|l| {

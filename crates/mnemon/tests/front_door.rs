@@ -345,3 +345,27 @@ fn an_injection_attempt_comes_back_fenced_in_every_format() {
         assert!(out.tokens <= 2_000);
     }
 }
+
+#[test]
+fn doctor_names_each_step_as_it_starts_and_finds_a_fresh_project_healthy() {
+    let (_dir, m) = project();
+    m.add_hot(
+        HotKind::Note,
+        "The staging database is db-stg-2",
+        None,
+        None,
+    )
+    .unwrap();
+    let mut steps = Vec::new();
+    let r = m.doctor_with(|s| steps.push(s)).unwrap();
+    assert_eq!(
+        steps,
+        [
+            mnemon::DoctorStep::Database,
+            mnemon::DoctorStep::Identity,
+            mnemon::DoctorStep::Views
+        ]
+    );
+    assert!(r.ok(), "{:?}", r.problems);
+    assert!(r.views_regenerated > 0);
+}

@@ -37,6 +37,7 @@ pub fn run(g: &Global, a: &ChatArgs) -> Result<()> {
         }
         None => Box::new(std::io::stdin().lock()),
     };
+    let mut before = Some(chat.engine().status()?.window.used);
     let lines = std::iter::from_fn(move || bounded_line(&mut input).transpose());
     for line in lines {
         let line = line?;
@@ -48,14 +49,14 @@ pub fn run(g: &Global, a: &ChatArgs) -> Result<()> {
             println!("{BOLD}>{BOLD:#} {}", stored(&echo(trimmed)));
         }
         let reply = chat.handle(trimmed)?;
-        show(g, &reply, true);
+        show(g, &reply, true, &mut before);
         if reply.reply.kind == ReplyKind::Ended {
             return Ok(());
         }
     }
     if !a.keep_session {
         let reply = chat.end()?;
-        show(g, &reply, true);
+        show(g, &reply, true, &mut before);
     }
     Ok(())
 }
@@ -122,7 +123,8 @@ fn repl(g: &Global, a: &ChatArgs, project: &Project, chat: &mut ChatSession) -> 
         thousands(st.window.effective_max),
         st.agent,
     );
-    println!("{}", status_line(&st, None));
+    println!("{}", status_line(&st, None, None));
+    let mut before = Some(st.window.used);
     loop {
         let prompt = if chat.awaiting_answer() {
             "which? "
@@ -146,7 +148,7 @@ fn repl(g: &Global, a: &ChatArgs, project: &Project, chat: &mut ChatSession) -> 
                         continue;
                     }
                 };
-                show(g, &reply, false);
+                show(g, &reply, false, &mut before);
                 if reply.reply.kind == ReplyKind::Ended {
                     break;
                 }
@@ -154,7 +156,7 @@ fn repl(g: &Global, a: &ChatArgs, project: &Project, chat: &mut ChatSession) -> 
             Err(ReadlineError::Interrupted | ReadlineError::Eof) => {
                 if !a.keep_session {
                     let reply = chat.end()?;
-                    show(g, &reply, false);
+                    show(g, &reply, false, &mut before);
                 }
                 break;
             }
@@ -168,7 +170,10 @@ fn repl(g: &Global, a: &ChatArgs, project: &Project, chat: &mut ChatSession) -> 
     Ok(())
 }
 
-fn show(g: &Global, reply: &ChatReply, scripted: bool) {
+/// Prints a reply; `before` is the window's usage before the line, and
+/// becomes its usage after.
+fn show(g: &Global, reply: &ChatReply, scripted: bool, before: &mut Option<u64>) {
+    let was = before.replace(reply.reply.status.window.used);
     crate::commands::checkpoint::warnings(&reply.warnings);
     let reply = &reply.reply;
     if g.json {
@@ -194,12 +199,32 @@ fn show(g: &Global, reply: &ChatReply, scripted: bool) {
     }
     let recorded = reply.recorded.as_ref().map(|r| r.tokens);
     if !scripted || reply.recorded.is_some() {
-        println!("{}", status_line(&reply.status, recorded));
+        println!("{}", status_line(&reply.status, was, recorded));
     }
 }
 
+/// How the window moved with a line: its usage after minus before, which is
+/// what the gauge shows, with the line's own tokens beside it when the
+/// engine's bookkeeping (working memory, the hot context, a summary, a
+/// refresh) made the two differ.
+fn change(before: Option<u64>, now: u64, recorded: Option<u64>) -> String {
+    let Some(was) = before else {
+        return String::new();
+    };
+    let delta = now as i64 - was as i64;
+    if delta == 0 && recorded.is_none() {
+        return String::new();
+    }
+    let sign = if delta < 0 { "−" } else { "+" };
+    let line = match recorded {
+        Some(t) if t as i64 != delta => format!(" (the line: {} tokens)", thousands(t)),
+        _ => String::new(),
+    };
+    format!(" · {sign}{}{line}", thousands(delta.unsigned_abs()))
+}
+
 /// `── green · 1,234 / 128,000 tokens (1.0 %) · +57`
-fn status_line(st: &EngineStatus, recorded: Option<u64>) -> String {
+fn status_line(st: &EngineStatus, before: Option<u64>, recorded: Option<u64>) -> String {
     let w = &st.window;
     let z = zone_style(w.zone);
     format!(
@@ -208,7 +233,7 @@ fn status_line(st: &EngineStatus, recorded: Option<u64>) -> String {
         thousands(w.used),
         thousands(w.effective_max),
         w.fraction * 100.0,
-        recorded.map_or(String::new(), |t| format!(" · +{t} recorded")),
+        change(before, w.used, recorded),
         if w.emergency { " · EMERGENCY" } else { "" },
     )
 }

@@ -1,5 +1,7 @@
 //! `mnemon backup`, `mnemon restore` and `mnemon doctor`.
 
+use std::io::IsTerminal;
+
 use anyhow::Result;
 use mnemon_core::memory::StoreError;
 
@@ -97,7 +99,21 @@ pub fn restore(g: &Global, a: &RestoreArgs) -> Result<()> {
 
 pub fn doctor(g: &Global) -> Result<()> {
     let m = Project::find(g.dir.as_deref())?.open(None)?;
-    let r = m.doctor()?;
+    // A spinner naming the step: the integrity check reads every page.
+    let spinner = (!g.json && std::io::stderr().is_terminal()).then(|| {
+        let s = indicatif::ProgressBar::new_spinner();
+        s.enable_steady_tick(std::time::Duration::from_millis(120));
+        s
+    });
+    let r = m.doctor_with(|step| {
+        if let Some(s) = &spinner {
+            s.set_message(step.doing());
+        }
+    });
+    if let Some(s) = spinner {
+        s.finish_and_clear();
+    }
+    let r = r?;
     if g.json {
         json(&r)?;
     } else {
