@@ -210,6 +210,26 @@ fn a_fetched_tokenizer_makes_local_models_exact_and_an_unfetched_one_says_so() {
         "{from_hub}"
     );
     assert_eq!(from_hub["sha256"], got["sha256"]);
+
+    // A file damaged after it was fetched: counts fall back to estimates
+    // and say so, nothing fails.
+    std::fs::write(other.join("tokenizers/qwen2.5/tokenizer.json"), "{not json").unwrap();
+    let f = d.join("text.txt");
+    let n = json(run(
+        d,
+        &other,
+        &hf,
+        &[],
+        &[
+            "tokens",
+            "count",
+            "--model",
+            "qwen2.5-coder:3b",
+            f.to_str().unwrap(),
+            "--json",
+        ],
+    ));
+    assert_eq!(n["exact"], false, "{n}");
 }
 
 #[test]

@@ -282,43 +282,107 @@ pub fn load_hf(path: &Path) -> Result<Box<dyn TokenCounter>> {
 
 /// A family's fetched `tokenizer.json` as a counter, labelled with the
 /// family's name. Parsing the file takes a fifth of a second and 70 MB, so
-/// a process does it once per family, whatever number of projects and
-/// handles it opens.
+/// it happens at the first count (a `status` never pays it) and once per
+/// process, whatever number of projects and handles it opens.
 #[cfg(feature = "hf-tokenizer")]
 fn load_local(t: LocalTokenizer, path: &Path) -> Result<Box<dyn TokenCounter>> {
+    Ok(Box::new(LocalCounter {
+        family: t,
+        path: path.to_path_buf(),
+        loaded: std::sync::OnceLock::new(),
+    }))
+}
+
+/// The tokenizers of the families parsed so far in this process.
+#[cfg(feature = "hf-tokenizer")]
+type Parsed = std::sync::Arc<dyn TokenCounter>;
+
+/// A family's tokenizer, parsed at its first count.
+#[cfg(feature = "hf-tokenizer")]
+#[derive(Debug)]
+struct LocalCounter {
+    family: LocalTokenizer,
+    path: PathBuf,
+    /// `Err` when the file could not be parsed: counts fall back to the
+    /// heuristic and say they are estimates.
+    loaded: std::sync::OnceLock<std::result::Result<Parsed, Heuristic>>,
+}
+
+#[cfg(feature = "hf-tokenizer")]
+impl LocalCounter {
+    fn get(&self) -> &dyn TokenCounter {
+        match self
+            .loaded
+            .get_or_init(|| parse_local(self.family, &self.path))
+        {
+            Ok(t) => t.as_ref(),
+            Err(h) => h,
+        }
+    }
+}
+
+#[cfg(feature = "hf-tokenizer")]
+impl TokenCounter for LocalCounter {
+    fn name(&self) -> &str {
+        self.family.name()
+    }
+
+    /// The file was parsed when it was fetched; only a file damaged since
+    /// (found at the first count) makes the counts estimates.
+    fn is_exact(&self) -> bool {
+        !matches!(self.loaded.get(), Some(Err(_)))
+    }
+
+    fn count(&self, text: &str) -> usize {
+        self.get().count(text)
+    }
+
+    fn count_up_to(&self, text: &str, limit: usize) -> Option<usize> {
+        self.get().count_up_to(text, limit)
+    }
+
+    fn splits_at_line_starts(&self) -> bool {
+        self.get().splits_at_line_starts()
+    }
+}
+
+/// The family's tokenizer, from this process's share or parsed from
+/// `path`; a file that cannot be read or parsed is reported once and counts
+/// become estimates.
+#[cfg(feature = "hf-tokenizer")]
+fn parse_local(t: LocalTokenizer, path: &Path) -> std::result::Result<Parsed, Heuristic> {
     use std::collections::HashMap;
     use std::sync::{Arc, Mutex, OnceLock};
-    type Loaded = HashMap<LocalTokenizer, Arc<mnemon_core::tokens::HfTokenizer>>;
-    static LOADED: OnceLock<Mutex<Loaded>> = OnceLock::new();
+    static LOADED: OnceLock<Mutex<HashMap<LocalTokenizer, Parsed>>> = OnceLock::new();
     let mut loaded = LOADED
         .get_or_init(Mutex::default)
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some(shared) = loaded.get(&t) {
-        return Ok(Box::new(Arc::clone(shared)));
+        return Ok(Arc::clone(shared));
     }
-    let bytes = std::fs::read(path).map_err(|e| {
-        Error::io(
-            format!(
-                "cannot read the {} tokenizer at {}: fetch it again with `mnemon models fetch-tokenizer {} --again`",
+    let parsed = std::fs::read(path)
+        .map_err(|e| e.to_string())
+        .and_then(|bytes| {
+            mnemon_core::tokens::HfTokenizer::from_bytes(t.name(), &bytes)
+                .map_err(|e| e.to_string())
+        });
+    match parsed {
+        Ok(tokenizer) => {
+            let shared: Parsed = Arc::new(tokenizer.labelled(t.name()));
+            loaded.insert(t, Arc::clone(&shared));
+            Ok(shared)
+        }
+        Err(reason) => {
+            tracing::error!(
+                "the {} tokenizer at {} cannot be used ({reason}); counts are estimates until `mnemon models fetch-tokenizer {} --again`",
                 t.name(),
                 path.display(),
                 t.name()
-            ),
-            e,
-        )
-    })?;
-    let tokenizer = mnemon_core::tokens::HfTokenizer::from_bytes(t.name(), &bytes)
-        .map_err(|e| {
-            Error::Input(format!(
-                "{e}; fetch it again with `mnemon models fetch-tokenizer {} --again`",
-                t.name()
-            ))
-        })?
-        .labelled(t.name());
-    let shared = Arc::new(tokenizer);
-    loaded.insert(t, Arc::clone(&shared));
-    Ok(Box::new(shared))
+            );
+            Err(Heuristic::default())
+        }
+    }
 }
 
 /// Without HuggingFace support a family's tokenizer cannot be read: its

@@ -42,12 +42,13 @@ impl FromStr for Encoding {
     }
 }
 
-/// An exact OpenAI tokenizer. Cheap to construct: the vocabulary is decoded
-/// once per process and shared.
+/// An exact OpenAI tokenizer. Free to construct: the vocabulary is decoded
+/// on the first count, once per process, and shared; a command that counts
+/// nothing (`status`, `recent`, `hot`) never pays the 50 ms it takes.
 #[derive(Clone, Copy)]
 pub struct OpenAiBpe {
     encoding: Encoding,
-    inner: &'static bpe_openai::Tokenizer,
+    inner: fn() -> &'static bpe_openai::Tokenizer,
 }
 
 impl fmt::Debug for OpenAiBpe {
@@ -61,8 +62,8 @@ impl fmt::Debug for OpenAiBpe {
 impl OpenAiBpe {
     pub fn new(encoding: Encoding) -> Self {
         let inner = match encoding {
-            Encoding::Cl100kBase => bpe_openai::cl100k_base(),
-            Encoding::O200kBase => bpe_openai::o200k_base(),
+            Encoding::Cl100kBase => bpe_openai::cl100k_base,
+            Encoding::O200kBase => bpe_openai::o200k_base,
         };
         OpenAiBpe { encoding, inner }
     }
@@ -73,7 +74,7 @@ impl OpenAiBpe {
 
     /// Token ids, identical to tiktoken's.
     pub fn encode(&self, text: &str) -> Vec<u32> {
-        self.inner.encode(text)
+        (self.inner)().encode(text)
     }
 }
 
@@ -87,7 +88,7 @@ impl TokenCounter for OpenAiBpe {
     }
 
     fn count(&self, text: &str) -> usize {
-        self.inner.count(text)
+        (self.inner)().count(text)
     }
 
     /// Both pre-tokenizers end every piece at a newline run unless the
@@ -101,8 +102,9 @@ impl TokenCounter for OpenAiBpe {
         // Both vocabularies skip NFC normalisation, so this borrows `text`
         // without copying it; the count then walks pieces lazily and stops
         // at the first one that would pass the limit.
-        let normalized = self.inner.normalize(text);
-        self.inner.count_till_limit(&normalized, limit)
+        let inner = (self.inner)();
+        let normalized = inner.normalize(text);
+        inner.count_till_limit(&normalized, limit)
     }
 }
 
