@@ -283,42 +283,16 @@ fn with_examples(cmd: clap::Command, path: &[&str], text: String) -> clap::Comma
 }
 
 #[cfg(test)]
+#[path = "../tests/common/shell_words.rs"]
+mod shell_words;
+
+#[cfg(test)]
 mod tests {
     use clap::CommandFactory;
 
     use super::*;
 
-    /// The words a POSIX shell would pass for `line`, for the forms the
-    /// examples use: single and double quotes, and a pipe or redirection,
-    /// whose right side is not mnemon's.
-    fn words(line: &str) -> Vec<String> {
-        let (mut out, mut cur, mut quote, mut started) = (Vec::new(), String::new(), None, false);
-        for c in line.chars() {
-            match (quote, c) {
-                // A pipe: mnemon is on one side; a redirection ends its words.
-                (None, '|') if !out.iter().any(|w| w == "mnemon") => {
-                    (out, cur, started) = (Vec::new(), String::new(), false);
-                }
-                (None, '|' | '>') => break,
-                (None, '\'' | '"') => (quote, started) = (Some(c), true),
-                (Some(q), c) if c == q => quote = None,
-                (None, ' ') => {
-                    if started {
-                        out.push(std::mem::take(&mut cur));
-                        started = false;
-                    }
-                }
-                (_, c) => {
-                    cur.push(c);
-                    started = true;
-                }
-            }
-        }
-        if started {
-            out.push(cur);
-        }
-        out
-    }
+    use super::shell_words::words;
 
     /// Every command a user can run has an example, and every example
     /// parses: the flags and values it shows exist.

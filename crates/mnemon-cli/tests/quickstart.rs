@@ -10,37 +10,7 @@
 
 mod common;
 
-/// The words of a shell line, quotes honoured, the comment dropped.
-fn words(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quote: Option<char> = None;
-    let mut any = false;
-    for c in line.chars() {
-        match (quote, c) {
-            (None, '#') if cur.is_empty() && !any => break,
-            (None, '\'' | '"') => {
-                quote = Some(c);
-                any = true;
-            }
-            (Some(q), c) if c == q => quote = None,
-            (None, ' ') => {
-                if any {
-                    out.push(std::mem::take(&mut cur));
-                    any = false;
-                }
-            }
-            (_, c) => {
-                cur.push(c);
-                any = true;
-            }
-        }
-    }
-    if any {
-        out.push(cur);
-    }
-    out
-}
+use common::shell_words::words;
 
 #[test]
 fn the_readme_quick_start_runs() {

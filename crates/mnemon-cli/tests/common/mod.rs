@@ -1,6 +1,8 @@
 //! Running the built `mnemon` in a temporary project, as a user would.
 #![allow(dead_code)]
 
+pub mod shell_words;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
