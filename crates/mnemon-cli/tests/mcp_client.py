@@ -65,7 +65,8 @@ async def exercise(client):
     goal = json.loads((await call(client, "set_goal", {"text": "Ship the login page"}))
                       .removeprefix(OPEN).removesuffix(CLOSE))
     # The handle every surface prints (`h3`) names the goal, as its id does.
-    await call(client, "complete_goal", {"id": f"h{goal['seq']}", "version": goal["version"]})
+    check(goal["handle"] == f"h{goal['seq']}", f"the goal comes with its handle: {goal}")
+    await call(client, "complete_goal", {"id": goal["handle"], "version": goal["version"]})
     stale = await call(client, "complete_goal", {"id": goal["id"], "version": 1}, ok=False)
     check("version" in stale, f"a stale version is refused with a reason: {stale}")
     await call(client, "add_constraint", {"text": "Never push to main"})

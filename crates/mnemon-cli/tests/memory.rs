@@ -788,6 +788,8 @@ fn one_handle_per_thing_printed_and_accepted() {
         printed.push(handle);
     }
     assert_eq!(printed, ["o1", "o2", "o3"], "record prints the handle");
+    let listed = json(d, &["recent", "--json"]);
+    assert_eq!(listed[0]["handle"], "o3", "--json carries it too: {listed}");
     let recent = ok(d, &["recent"]);
     for h in &printed {
         assert!(recent.contains(&format!("· {h}]")), "{recent}");

@@ -319,6 +319,11 @@ async fn hot_context_versions_sessions_decisions_and_checkpoints() {
     assert_eq!(e["current"]["status"], "in-progress");
     // The handle the CLI prints (`h3`) names the item here too.
     let handle = format!("h{}", goal["seq"].as_u64().unwrap());
+    assert_eq!(
+        goal["handle"],
+        handle.as_str(),
+        "the API prints the handle: {goal}"
+    );
     let r = c
         .patch(url(&format!("hot/{handle}")))
         .bearer_auth(&token)

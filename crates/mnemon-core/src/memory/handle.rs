@@ -69,6 +69,167 @@ impl HotItem {
     }
 }
 
+/// Every field as derived, plus `handle`: JSON readers (the API, MCP,
+/// `--json`) see the handle the CLI prints. Destructuring each struct
+/// whole makes a new field a compile error here until it is serialized.
+mod wire {
+    use serde::{Serialize, Serializer};
+
+    use super::super::{HotItem, Message, Operation, Phase, Timestamp};
+    use super::super::{HotKind, HotStatus, Priority};
+    use crate::importance::Role;
+
+    #[derive(Serialize)]
+    struct OperationWire<'a> {
+        id: &'a str,
+        seq: i64,
+        handle: String,
+        session_id: &'a Option<String>,
+        agent: &'a str,
+        kind: &'a str,
+        data: &'a serde_json::Value,
+        tokens: u64,
+        phase: &'a Option<Phase>,
+        status: &'a Option<String>,
+        importance: f64,
+        pinned: bool,
+        created_at: Timestamp,
+    }
+
+    impl Serialize for Operation {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let Operation {
+                id,
+                seq,
+                session_id,
+                agent,
+                kind,
+                data,
+                tokens,
+                phase,
+                status,
+                importance,
+                pinned,
+                created_at,
+            } = self;
+            OperationWire {
+                id,
+                seq: *seq,
+                handle: self.handle(),
+                session_id,
+                agent,
+                kind,
+                data,
+                tokens: *tokens,
+                phase,
+                status,
+                importance: *importance,
+                pinned: *pinned,
+                created_at: *created_at,
+            }
+            .serialize(s)
+        }
+    }
+
+    #[derive(Serialize)]
+    struct MessageWire<'a> {
+        id: &'a str,
+        seq: i64,
+        handle: String,
+        session_id: &'a Option<String>,
+        role: Role,
+        agent: &'a str,
+        content: &'a str,
+        tokens: u64,
+        importance: f64,
+        pinned: bool,
+        created_at: Timestamp,
+    }
+
+    impl Serialize for Message {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let Message {
+                id,
+                seq,
+                session_id,
+                role,
+                agent,
+                content,
+                tokens,
+                importance,
+                pinned,
+                created_at,
+            } = self;
+            MessageWire {
+                id,
+                seq: *seq,
+                handle: self.handle(),
+                session_id,
+                role: *role,
+                agent,
+                content,
+                tokens: *tokens,
+                importance: *importance,
+                pinned: *pinned,
+                created_at: *created_at,
+            }
+            .serialize(s)
+        }
+    }
+
+    #[derive(Serialize)]
+    struct HotItemWire<'a> {
+        id: &'a str,
+        seq: u64,
+        handle: String,
+        kind: HotKind,
+        text: &'a str,
+        detail: &'a Option<String>,
+        parent_id: &'a Option<String>,
+        priority: &'a Option<Priority>,
+        status: HotStatus,
+        agent: &'a str,
+        version: u64,
+        created_at: Timestamp,
+        updated_at: Timestamp,
+    }
+
+    impl Serialize for HotItem {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let HotItem {
+                id,
+                seq,
+                kind,
+                text,
+                detail,
+                parent_id,
+                priority,
+                status,
+                agent,
+                version,
+                created_at,
+                updated_at,
+            } = self;
+            HotItemWire {
+                id,
+                seq: *seq,
+                handle: self.handle(),
+                kind: *kind,
+                text,
+                detail,
+                parent_id,
+                priority,
+                status: *status,
+                agent,
+                version: *version,
+                created_at: *created_at,
+                updated_at: *updated_at,
+            }
+            .serialize(s)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,6 +245,53 @@ mod tests {
         assert_eq!(HandleKind::Hot.position("h"), None);
         // A hex prefix of a UUIDv7 that happens to start with a letter.
         assert_eq!(HandleKind::Hot.position("019a2b3c-4d5e"), None);
+    }
+
+    #[test]
+    fn json_carries_the_handle_and_reads_back_the_same() {
+        let op = Operation {
+            id: "01a2191f-e41a-7060-9fa0-ca0653f589f7".into(),
+            seq: 12,
+            session_id: Some("s".into()),
+            agent: "orchestrator".into(),
+            kind: "note".into(),
+            data: serde_json::json!({"text": "x"}),
+            tokens: 3,
+            phase: None,
+            status: Some("ok".into()),
+            importance: 0.4,
+            pinned: false,
+            created_at: crate::memory::Timestamp(5),
+        };
+        let v = serde_json::to_value(&op).unwrap_or_default();
+        assert_eq!(v["handle"], "o12");
+        assert_eq!(v["seq"], 12);
+        let back: Operation = serde_json::from_value(v).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back, op);
+        // Fields as the derive named them, plus the handle.
+        let keys: Vec<String> = serde_json::to_value(&op)
+            .ok()
+            .and_then(|v| v.as_object().map(|o| o.keys().cloned().collect()))
+            .unwrap_or_default();
+        assert_eq!(keys.len(), 13, "{keys:?}");
+
+        let m = Message {
+            id: "m-id".into(),
+            seq: 7,
+            session_id: None,
+            role: crate::importance::Role::User,
+            agent: "a".into(),
+            content: "hi".into(),
+            tokens: 1,
+            importance: 0.7,
+            pinned: false,
+            created_at: crate::memory::Timestamp(9),
+        };
+        let v = serde_json::to_value(&m).unwrap_or_default();
+        assert_eq!(v["handle"], "m7");
+        assert_eq!(v["role"], "user");
+        let back: Message = serde_json::from_value(v).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back, m);
     }
 
     proptest! {

@@ -164,7 +164,8 @@ pub struct HotItemChange {
     pub agent: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// An item of the hot context. Serialized with its handle (`"h3"`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct HotItem {
     pub id: String,
     /// The item's place in the store, unique per database: its handle is
@@ -258,14 +259,14 @@ impl HotContext {
         }
     }
 
-    /// The short-term-context seed's JSON shape, with ids and versions so a
-    /// reader can update what it read.
+    /// The short-term-context seed's JSON shape, with ids, handles and
+    /// versions so a reader can update what it read.
     pub fn to_json(&self) -> serde_json::Value {
         let goals: Vec<_> = self
             .of_kind(HotKind::Goal)
             .map(|g| {
                 json!({
-                    "goal_id": g.id, "description": g.text, "status": g.status.name(),
+                    "goal_id": g.id, "handle": g.handle(), "description": g.text, "status": g.status.name(),
                     "priority": g.priority.unwrap_or_default().name(), "created": g.created_at,
                     "parent_goal_id": g.parent_id, "version": g.version,
                 })
@@ -275,14 +276,14 @@ impl HotContext {
             .of_kind(HotKind::Decision)
             .map(|d| {
                 json!({
-                    "decision_id": d.id, "description": d.text, "rationale": d.detail,
+                    "decision_id": d.id, "handle": d.handle(), "description": d.text, "rationale": d.detail,
                     "timestamp": d.created_at, "agent": d.agent, "version": d.version,
                 })
             })
             .collect();
         let texts = |k| {
             self.of_kind(k)
-                .map(|i| json!({"id": i.id, "text": i.text, "version": i.version}))
+                .map(|i| json!({"id": i.id, "handle": i.handle(), "text": i.text, "version": i.version}))
                 .collect::<Vec<_>>()
         };
         let files: Vec<_> = self.of_kind(HotKind::File).collect();

@@ -139,8 +139,9 @@ pub struct OperationDraft {
     pub created_at: Timestamp,
 }
 
-/// A stored operation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A stored operation. Serialized with its handle (`"handle": "o12"`)
+/// beside its fields (`memory/handle.rs`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Operation {
     pub id: String,
     /// Position in the project's log: increases with every write.
@@ -190,8 +191,8 @@ pub struct MessageDraft {
     pub created_at: Timestamp,
 }
 
-/// A stored message (a turn).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A stored message (a turn). Serialized with its handle (`"m7"`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Message {
     pub id: String,
     pub seq: i64,
