@@ -11,7 +11,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use mnemon_core::tokens::{HfTokenizer, LocalTokenizer};
+use mnemon_core::tokens::LocalTokenizer;
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
@@ -184,7 +184,11 @@ pub fn fetch(t: LocalTokenizer, from: FetchFrom, again: bool, progress: bool) ->
             dest.display()
         )));
     };
-    HfTokenizer::from_bytes(t.name(), &bytes).map_err(|e| Error::Input(e.to_string()))?;
+    // A build without HuggingFace support cannot parse it (and counts with
+    // the heuristic); one with it refuses a file it could not use.
+    #[cfg(feature = "hf-tokenizer")]
+    mnemon_core::tokens::HfTokenizer::from_bytes(t.name(), &bytes)
+        .map_err(|e| Error::Input(e.to_string()))?;
     install(&dest, &bytes)?;
     Ok(Fetched {
         tokenizer: t.name(),
