@@ -138,6 +138,8 @@ fn a_fetched_tokenizer_makes_local_models_exact_and_an_unfetched_one_says_so() {
         &["models", "fetch-tokenizer", "qwen2.5", "--json"],
     ));
     assert_eq!(again["source"], "already fetched");
+    assert_eq!(again["already"], true);
+    assert_eq!(got["already"], false);
 
     // After: exact, and the counts are Hugging Face's.
     let st = json(run(

@@ -53,15 +53,12 @@ pub struct Fetched {
     pub dir: PathBuf,
 }
 
-/// Fetches [`FILES`] of `repo` at `revision` into `cache` (the hub's
-/// default, `$HF_HOME/hub`, when `None`), with a progress bar per file
-/// when `progress`.
-pub fn fetch(
-    repo: &str,
-    revision: &str,
+/// The hub's blocking client over `cache` (the hub's default when
+/// `None`), and the endpoint it talks to, for error messages.
+fn client(
     cache: Option<&Path>,
     progress: bool,
-) -> Result<Fetched, FetchError> {
+) -> Result<(hf_hub::api::sync::Api, String), FetchError> {
     let mut builder = ApiBuilder::from_env()
         .with_progress(progress)
         .with_retries(3);
@@ -74,6 +71,19 @@ pub fn fetch(
         path: cache.map_or_else(|| "$HF_HOME/hub".to_string(), |c| c.display().to_string()),
         reason: e.to_string(),
     })?;
+    Ok((api, endpoint))
+}
+
+/// Fetches [`FILES`] of `repo` at `revision` into `cache` (the hub's
+/// default, `$HF_HOME/hub`, when `None`), with a progress bar per file
+/// when `progress`.
+pub fn fetch(
+    repo: &str,
+    revision: &str,
+    cache: Option<&Path>,
+    progress: bool,
+) -> Result<Fetched, FetchError> {
+    let (api, endpoint) = client(cache, progress)?;
     let remote = api.repo(Repo::with_revision(
         repo.to_string(),
         RepoType::Model,
@@ -115,16 +125,7 @@ pub fn fetch_file(
     file: &str,
     progress: bool,
 ) -> Result<PathBuf, FetchError> {
-    let endpoint =
-        std::env::var("HF_ENDPOINT").unwrap_or_else(|_| "https://huggingface.co".to_string());
-    let api = ApiBuilder::from_env()
-        .with_progress(progress)
-        .with_retries(3)
-        .build()
-        .map_err(|e| FetchError::Cache {
-            path: "$HF_HOME/hub".to_string(),
-            reason: e.to_string(),
-        })?;
+    let (api, endpoint) = client(None, progress)?;
     api.repo(Repo::with_revision(
         repo.to_string(),
         RepoType::Model,

