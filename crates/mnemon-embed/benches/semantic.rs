@@ -170,6 +170,7 @@ fn main() {
                 query: Some(q.to_string()),
                 format: Format::Markdown,
                 chat: ChatFormat::OPENAI,
+                messages_before: None,
             })
             .unwrap();
         assert!(out.tokens <= budget);

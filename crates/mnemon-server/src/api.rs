@@ -462,6 +462,7 @@ pub(crate) async fn context(
             preset: b.preset.unwrap_or_else(|| "tiers".into()),
             query: b.query,
             format,
+            messages_before: None,
         })?;
         Ok(Json(serde_json::to_value(out).map_err(internal)?))
     })

@@ -290,6 +290,7 @@ fn run(counter: &OpenAiBpe, n: usize, corpus: &str) {
                     query: Some(q.to_string()),
                     format: Format::Markdown,
                     chat: ChatFormat::OPENAI,
+                    messages_before: None,
                 })
                 .unwrap();
             assert!(out.tokens <= budget);

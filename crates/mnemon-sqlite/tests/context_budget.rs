@@ -178,6 +178,7 @@ proptest! {
             query: query.as_ref().map(|q| q.join(" ")),
             format,
             chat: ChatFormat::OPENAI,
+messages_before: None,
         };
         let out = match e.context(&request(budget)) {
             Ok(out) => out,

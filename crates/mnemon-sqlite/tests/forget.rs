@@ -105,6 +105,7 @@ proptest! {
                         query: Some(format!("what about the {word}")),
                         format: Format::Markdown,
                         chat: ChatFormat::OPENAI,
+messages_before: None,
                     })
                     .unwrap();
                 for g in &gone {

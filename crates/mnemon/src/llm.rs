@@ -456,6 +456,7 @@ impl Mnemon {
                 preset: opts.preset.clone(),
                 query: Some(question.to_string()),
                 format: Format::Markdown,
+                messages_before: None,
             })
             .map(|a| a.text)
             .or_else(|e| match e {

@@ -27,6 +27,9 @@ pub struct ContextQuery {
     pub query: Option<String>,
     /// Markdown, JSON or an OpenAI `messages` list.
     pub format: Format,
+    /// Leave out the messages from this one on (by `seq`), for a caller
+    /// that sends the newest turns verbatim itself.
+    pub messages_before: Option<u64>,
 }
 
 impl Default for ContextQuery {
@@ -36,6 +39,7 @@ impl Default for ContextQuery {
             preset: "tiers".into(),
             query: None,
             format: Format::Markdown,
+            messages_before: None,
         }
     }
 }
@@ -60,7 +64,26 @@ impl Mnemon {
             query: q.query.clone(),
             format: q.format,
             chat: self.setup().chat_format,
+            messages_before: q.messages_before,
         })?)
+    }
+
+    /// Tokens `text` costs with this project's tokenizer.
+    pub fn count_tokens(&self, text: &str) -> Result<u64> {
+        Ok(self.engine()?.memory().counter().count(text) as u64)
+    }
+
+    /// Tokens a chat request of `messages` costs with this project's
+    /// tokenizer and chat framing, the reply priming included.
+    pub fn count_chat(&self, messages: &[mnemon_core::tokens::ChatMessage]) -> Result<u64> {
+        let e = self.engine()?;
+        Ok(
+            mnemon_core::tokens::count_chat(
+                e.memory().counter(),
+                self.setup().chat_format,
+                messages,
+            ) as u64,
+        )
     }
 
     /// Ranked matches across every tier.

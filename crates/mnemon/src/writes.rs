@@ -467,7 +467,13 @@ impl Mnemon {
     /// With `[llm]` configured, the summary is the LLM's (made outside the
     /// engine's lock, extractive on any failure).
     pub fn refresh(&self) -> Result<Written<()>> {
-        if let Some(out) = self.refresh_by_llm() {
+        self.refresh_with(true)
+    }
+
+    /// A refresh by the LLM summarizer only when `llm` is set and one is
+    /// configured; extractive otherwise.
+    pub fn refresh_with(&self, llm: bool) -> Result<Written<()>> {
+        if llm && let Some(out) = self.refresh_by_llm() {
             return out;
         }
         let e = self.engine()?;

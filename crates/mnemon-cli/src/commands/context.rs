@@ -16,6 +16,7 @@ pub fn context(g: &Global, a: &ContextArgs) -> Result<()> {
         preset: a.preset.clone(),
         query: a.query.clone(),
         format,
+        messages_before: None,
     })?;
     for w in &out.warnings {
         anstream::eprintln!("{WARN}warning{WARN:#}: {w}");

@@ -163,12 +163,15 @@ pub fn component_section(name: &str) -> Option<SectionKind> {
         .or_else(|| SectionKind::parse(name))
 }
 
-pub const PRESETS: [&str; 8] = [
+pub const PRESETS: [&str; 11] = [
     "tiers",
     "qa",
     "conversation",
     "router",
     "planner",
+    "compaction",
+    "hot",
+    "recall",
     "phase:planning",
     "phase:execution",
     "phase:validation",
@@ -233,6 +236,26 @@ impl BudgetPlan {
                 ],
                 Some(1_000),
             ),
+            // What stands in for the older turns of a conversation that
+            // no longer fits (the proxy's compaction): the standing facts,
+            // the summary of what was said, and the older turns the last
+            // question needs. No recent turns: the caller sends those
+            // verbatim itself.
+            "compaction" => (
+                0.0,
+                vec![
+                    s(HotContext, 0, 0.25, false),
+                    s(SessionSummary, 1, 0.35, false),
+                    s(Fragments, 2, 0.40, false),
+                ],
+                None,
+            ),
+            // The standing facts alone: goals, constraints, decisions and
+            // notes (the proxy's `inject = "hot"`).
+            "hot" => (0.0, vec![s(HotContext, 0, 1.0, false)], None),
+            // Retrieved records alone: what a question needs from the
+            // past when everything else is sent already.
+            "recall" => (0.0, vec![s(Fragments, 0, 1.0, false)], None),
             // Design v2 §1.3, with its 15 % buffer kept free.
             phase if phase.starts_with("phase:") => {
                 let name = &phase["phase:".len()..];

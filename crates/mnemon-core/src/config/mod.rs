@@ -11,11 +11,13 @@
 pub mod edit;
 mod llm;
 mod load;
+mod proxy;
 mod schema;
 mod validate;
 
 pub use llm::{LlmEndpoint, LlmProvider, LlmSection};
 pub use load::{ConfigError, ConfigErrors, ConfigFile, Loaded, Origin, load};
+pub use proxy::{CompactionSummary, Inject, ProxySection};
 pub use schema::*;
 
 /// The commented default configuration that `mnemon init` writes and

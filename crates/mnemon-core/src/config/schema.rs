@@ -29,6 +29,9 @@ pub struct Config {
     /// The model server, if any (`mnemon ask`, window detection, LLM
     /// summaries).
     pub llm: super::LlmSection,
+    /// How `mnemon serve` manages the window of agents that reach their
+    /// model through it.
+    pub proxy: super::ProxySection,
     /// Secrets removed before anything is stored.
     pub redaction: RedactionSection,
     /// Retrieval by meaning, with a sentence-embedding model.

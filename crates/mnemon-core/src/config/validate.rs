@@ -246,6 +246,19 @@ pub(crate) fn validate(c: &Config, is_set: &dyn Fn(&str) -> bool) -> Vec<Violati
     }
 
     llm(&mut k, &c.llm);
+    if c.proxy.compact_at == crate::window::Zone::Green {
+        k.fail(
+            "proxy.compact_at",
+            "\"green\"",
+            "\"yellow\", \"orange\" or \"red\": the zone a request must not reach (green begins at 0)",
+        );
+    }
+    k.at_least(
+        "proxy.inject_budget",
+        Some(c.proxy.inject_budget),
+        1,
+        "tokens an injected block may take",
+    );
     embeddings(&mut k, &c.embeddings);
     storage(&mut k, &c.storage);
     for (i, p) in c.redaction.patterns.iter().enumerate() {

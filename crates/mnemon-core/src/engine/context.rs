@@ -22,6 +22,9 @@ pub struct ContextRequest {
     pub query: Option<String>,
     pub format: Format,
     pub chat: ChatFormat,
+    /// Leave out the messages from this one on (by `seq`): a caller that
+    /// sends the newest turns verbatim (the proxy) wants the older ones.
+    pub messages_before: Option<u64>,
 }
 
 /// How many fragments retrieval offers the allocator: enough to fill the
@@ -237,11 +240,15 @@ impl<S: EngineStore + SearchStore> Engine<S> {
                 }
                 SectionKind::RecentMessages => match &v.session {
                     Some(session) => {
-                        candidates::messages(&self.store().messages(&MessageQuery {
+                        let mut recent = self.store().messages(&MessageQuery {
                             session_id: Some(session.id.clone()),
                             limit: Some(200),
                             ..MessageQuery::default()
-                        })?)
+                        })?;
+                        if let Some(before) = req.messages_before {
+                            recent.retain(|m| (m.seq as u64) < before);
+                        }
+                        candidates::messages(&recent)
                     }
                     None => Vec::new(),
                 },
@@ -290,7 +297,11 @@ impl<S: EngineStore + SearchStore> Engine<S> {
                         })?;
                         warnings.extend(warning);
                         let ranked = self.in_the_span_named(q, ranked)?;
-                        candidates::fragments(&with_neighbours(self.store(), ranked)?, q)
+                        let mut ranked = with_neighbours(self.store(), ranked)?;
+                        if let Some(before) = req.messages_before {
+                            ranked.retain(|r| !is_message_from(r, before));
+                        }
+                        candidates::fragments(&ranked, q)
                     }
                     None => Vec::new(),
                 },
@@ -323,6 +334,16 @@ impl<S: EngineStore + SearchStore> Engine<S> {
             Err(e) => Err(e),
         }
     }
+}
+
+/// A message at or after `seq` (`m12` is message 12).
+fn is_message_from(r: &Ranked, seq: u64) -> bool {
+    r.hit.source == HitSource::Message
+        && r.hit
+            .id
+            .strip_prefix('m')
+            .and_then(|n| n.parse::<u64>().ok())
+            .is_some_and(|n| n >= seq)
 }
 
 /// Of the budget, the most a question's fragments claim ahead of the

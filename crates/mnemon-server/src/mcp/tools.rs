@@ -260,6 +260,7 @@ impl McpServer {
                     preset: a.preset.unwrap_or_else(|| "tiers".into()),
                     query: a.query,
                     format,
+                    messages_before: None,
                 })
                 .map_err(said)?;
             Ok(match format {

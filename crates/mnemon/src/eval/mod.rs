@@ -261,6 +261,7 @@ pub fn recall(
                     query: Some(q.question.clone()),
                     format: Format::Markdown,
                     chat: ChatFormat::OPENAI,
+                    messages_before: None,
                 })?;
                 // mnemon's order: fragments by rank, then the recent turns.
                 let of = |k: SectionKind| {
