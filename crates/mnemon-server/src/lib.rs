@@ -17,6 +17,7 @@ mod memory_api;
 mod more_api;
 pub mod openapi;
 mod projects;
+pub mod proxy;
 mod tokens;
 
 use std::net::SocketAddr;
@@ -41,6 +42,8 @@ pub struct AppState {
     pub stopping: tokio_util::sync::CancellationToken,
     /// Accept any `Host` on `/mcp` (the server listens beyond loopback).
     pub open_hosts: bool,
+    /// The context proxy's conversations and upstream clients.
+    pub proxy: proxy::ProxyState,
 }
 
 impl AppState {
@@ -50,6 +53,7 @@ impl AppState {
             projects: Projects::new(root, open),
             stopping: tokio_util::sync::CancellationToken::new(),
             open_hosts,
+            proxy: proxy::ProxyState::default(),
         }
     }
 }
@@ -71,7 +75,7 @@ pub fn router(state: Arc<AppState>) -> Router {
             Arc::clone(&state),
             mcp::authorize,
         ));
-    Router::new()
+    let api = Router::new()
         .merge(mcp)
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
@@ -90,7 +94,13 @@ pub fn router(state: Arc<AppState>) -> Router {
         .layer(tower_http::timeout::TimeoutLayer::with_status_code(
             axum::http::StatusCode::REQUEST_TIMEOUT,
             REQUEST_TIMEOUT,
-        ))
+        ));
+    // The proxy's answers take as long as the model does ([llm]
+    // timeout_secs bounds them), and its errors, a body too large among
+    // them, are in the client's wire format: its routes have their own.
+    Router::new()
+        .merge(proxy::routes())
+        .merge(api)
         .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(state)
 }
