@@ -34,63 +34,7 @@ fn python() -> PathBuf {
 }
 
 fn install() -> PathBuf {
-    if let Some(p) = std::env::var_os("MNEMON_TEST_PYTHON") {
-        return PathBuf::from(p);
-    }
-    let home = std::env::var_os("HOME").expect("HOME is set");
-    let cache = Path::new(&home).join(".cache/mnemon");
-    let venv = cache.join("mcp-venv");
-    let py = venv.join("bin/python");
-    let has_sdk = |py: &Path| {
-        Command::new(py)
-            .args(["-c", "import mcp, httpx2"])
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if has_sdk(&py) {
-        return py;
-    }
-    std::fs::create_dir_all(&cache).unwrap();
-    let building = cache.join(format!("mcp-venv.{}", std::process::id()));
-    let run = |cmd: &mut Command| {
-        let out = cmd.output().unwrap();
-        assert!(
-            out.status.success(),
-            "{cmd:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    run(Command::new("python3").args(["-m", "venv"]).arg(&building));
-    // PyPI now and then drops a connection; an install is tried three times.
-    let pip = || {
-        Command::new(building.join("bin/pip"))
-            .args(["install", "-q", "--retries", "5", SDK])
-            .output()
-            .unwrap()
-    };
-    let mut installed = pip();
-    for _ in 0..2 {
-        if installed.status.success() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_secs(3));
-        installed = pip();
-    }
-    assert!(
-        installed.status.success(),
-        "pip install {SDK}: {}",
-        String::from_utf8_lossy(&installed.stderr)
-    );
-    // Python's venv records its own path; rebuild it in place after the rename.
-    if std::fs::rename(&building, &venv).is_ok() {
-        run(Command::new("python3")
-            .args(["-m", "venv", "--upgrade"])
-            .arg(&venv));
-    } else {
-        let _ = std::fs::remove_dir_all(&building);
-    }
-    assert!(has_sdk(&py), "the MCP SDK is not importable from {py:?}");
-    py
+    common::python::venv("mcp-venv", &[SDK], "import mcp, httpx2")
 }
 
 fn run_client(args: &[&str]) -> String {

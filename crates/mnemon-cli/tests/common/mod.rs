@@ -1,6 +1,8 @@
 //! Running the built `mnemon` in a temporary project, as a user would.
 #![allow(dead_code)]
 
+pub mod llama;
+pub mod python;
 pub mod shell_words;
 
 use std::path::Path;
