@@ -130,6 +130,13 @@ pub async fn serve(
     let state = Arc::new(AppState::new(opts.root, open, !loopback));
     let stop = state.stopping.clone();
     let kept = Arc::clone(&state);
+    // Small writes go at once: a streamed answer's chunks would otherwise
+    // wait for the client's delayed acknowledgement (40 ms each).
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "TCP_NODELAY not set on a connection");
+        }
+    });
     let served = axum::serve(listener, router(state))
         .with_graceful_shutdown(async move {
             shutdown.await;

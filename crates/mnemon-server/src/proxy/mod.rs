@@ -33,7 +33,7 @@ use manage::Conversation;
 use wire::{ProxyError, Request, Wire};
 
 /// A conversation by project and name.
-type Conversations = HashMap<(String, String), Arc<Mutex<Conversation>>>;
+type Conversations = HashMap<(String, String), Arc<tokio::sync::Mutex<Conversation>>>;
 
 /// What the proxy keeps between requests.
 #[derive(Debug, Default)]
@@ -43,7 +43,10 @@ pub struct ProxyState {
 }
 
 impl ProxyState {
-    fn conversation(&self, project: &str, id: &str) -> Arc<Mutex<Conversation>> {
+    /// A conversation's state. Its lock is async so that it can be held
+    /// from a request's recording until its answer is recorded, past the
+    /// response: the next request of the conversation waits for it.
+    fn conversation(&self, project: &str, id: &str) -> Arc<tokio::sync::Mutex<Conversation>> {
         let mut all = self.conversations.lock().unwrap_or_else(|p| p.into_inner());
         Arc::clone(
             all.entry((project.to_string(), id.to_string()))
@@ -189,21 +192,25 @@ async fn proxied(
             config.clone(),
             conversation.clone(),
         );
-        blocking(move || {
-            let mut c = conv.lock().unwrap_or_else(|p| p.into_inner());
-            let talk: Vec<&wire::Turn> = req.turns.iter().filter(|t| !t.standing).collect();
-            let seqs = manage::record_new(&agent, &format!("proxy {conversation}"), &mut c, &talk)?;
-            manage::outgoing(
-                &agent,
-                &config.proxy,
-                config.llm.answer_tokens,
-                &mut c,
-                &req,
-                &seqs,
-                &conversation,
-                harder,
-            )
-        })
+        async move {
+            let mut c = conv.lock_owned().await;
+            blocking(move || {
+                let talk: Vec<&wire::Turn> = req.turns.iter().filter(|t| !t.standing).collect();
+                let seqs =
+                    manage::record_new(&agent, &format!("proxy {conversation}"), &mut c, &talk)?;
+                manage::outgoing(
+                    &agent,
+                    &config.proxy,
+                    config.llm.answer_tokens,
+                    &mut c,
+                    &req,
+                    &seqs,
+                    &conversation,
+                    harder,
+                )
+            })
+            .await
+        }
     };
     let mut out = prepare(false).await?;
     let mut sent = state
@@ -225,7 +232,7 @@ async fn proxied(
     }
     let finish = Finish {
         agent,
-        conv,
+        conv: Arc::clone(&conv).lock_owned().await,
         request_hash: out.request_hash,
         sent_tokens: out.tokens,
         wire,
@@ -262,7 +269,8 @@ async fn proxied(
 /// request) and the upstream's count reported.
 pub(crate) struct Finish {
     agent: Mnemon,
-    conv: Arc<Mutex<Conversation>>,
+    /// Held until the answer is recorded.
+    conv: tokio::sync::OwnedMutexGuard<Conversation>,
     request_hash: u64,
     sent_tokens: u64,
     wire: Wire,
@@ -271,12 +279,11 @@ pub(crate) struct Finish {
 impl Finish {
     /// Runs on the blocking pool. A failure here cannot reach the client,
     /// which has its answer: it is logged.
-    async fn run(self, reply: wire::Reply) {
+    async fn run(mut self, reply: wire::Reply) {
         let done = tokio::task::spawn_blocking(move || {
-            let mut c = self.conv.lock().unwrap_or_else(|p| p.into_inner());
             manage::record_answer(
                 &self.agent,
-                &mut c,
+                &mut self.conv,
                 self.request_hash,
                 &reply.recorded_text(self.wire),
                 reply.prompt_tokens,

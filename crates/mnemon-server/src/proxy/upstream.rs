@@ -298,7 +298,9 @@ pub async fn relay_whole(
             excerpt(&String::from_utf8_lossy(&body))
         ))
     })?;
-    finish.run(Reply::of(wire, &v)).await;
+    // Recorded after the answer is on its way; the conversation stays
+    // locked until then, so its next request sees it.
+    tokio::spawn(finish.run(Reply::of(wire, &v)));
     let mut r = Response::new(Body::from(body));
     *r.status_mut() = status;
     r.headers_mut().insert(
