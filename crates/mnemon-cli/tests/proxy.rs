@@ -235,3 +235,10 @@ fn an_anthropic_conversation_is_compacted_by_the_llm_summarizer_and_keeps_its_sy
     assert_eq!(sessions.len(), 1, "{sessions:?}");
     assert_eq!(sessions[0].1, 80, "40 questions and 40 answers, once each");
 }
+
+#[test]
+fn injected_standing_facts_follow_the_system_prompt() {
+    let s = setup(&[("inject", "\"hot\"")]);
+    common::ok(s.dir.path(), &["remember", "We deploy to Frankfurt only."]);
+    println!("{}", s.run("inject"));
+}

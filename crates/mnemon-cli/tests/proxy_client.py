@@ -226,6 +226,22 @@ def anthropic_long(base, token, upstream, log):
     check("Biscuit" in json.dumps(sent[-1]), "the fact of turn 2 is in what mnemon sent with turn 40")
 
 
+def inject(base, token, upstream, log):
+    """[proxy] inject = "hot": the standing facts after the system prompt."""
+    import openai
+
+    oa = openai.OpenAI(base_url=base + "/v1", api_key=token, max_retries=0)
+    model = model_of(oa)
+    r = oa.chat.completions.create(model=model, max_tokens=8, messages=[
+        {"role": "system", "content": SYSTEM}, {"role": "user", "content": "Where do we deploy?"}])
+    check(r.choices[0].message.content is not None, "answered")
+    sent = json.loads(upstream_log(log)[-1]["body"])["messages"]
+    check(sent[0] == {"role": "system", "content": SYSTEM}, "the system prompt first, verbatim")
+    check("<mnemon-memory" in sent[1]["content"] and "Frankfurt" in sent[1]["content"],
+          "the hot context right after it")
+    check(sent[2] == {"role": "user", "content": "Where do we deploy?"}, "then the client's turn, verbatim")
+
+
 def streams(base, token, upstream, log):
     import anthropic
     import openai
@@ -307,6 +323,11 @@ def bad_input(base, token, upstream, log):
         model=model, max_tokens=8, messages=[{"role": "user", "content": "x"}]), anthropic.AuthenticationError, "not known")
     refused(lambda: anthropic.Anthropic(base_url=base, api_key=token, max_retries=0).messages.create(
         model=model, max_tokens=8, messages=[{"role": "system", "content": "x"}]), anthropic.BadRequestError, "`system` field")
+    # A single turn larger than the whole window: the provider's own error.
+    refused(lambda: oa.chat.completions.create(
+        model=model, max_tokens=16, extra_headers={"x-mnemon-session": "too-long"},
+        messages=[{"role": "user", "content": "Read this: " + "lorem ipsum dolor sit amet " * 600}]),
+        openai.BadRequestError, "window")
     # Not JSON at all, with curl's manners.
     req = urllib.request.Request(base + "/v1/chat/completions", data=b"{not json", method="POST",
                                  headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
@@ -356,6 +377,7 @@ if __name__ == "__main__":
         {
             "long": long_conversation,
             "anthropic_long": anthropic_long,
+            "inject": inject,
             "streams": streams,
             "bad": bad_input,
             "concurrent": concurrent,

@@ -241,6 +241,18 @@ pub fn outgoing(
         zone: window.zone(tokens + answer),
         request_hash,
     };
+    let compacted = |kept: &[&Turn], block: &str, tokens: u64| {
+        let frame = Frame {
+            m,
+            req,
+            standing: &standing,
+            extra: &extra,
+            question: &last_user,
+            answer,
+            limit,
+        };
+        frame.finish(kept, block, seqs_of(seqs, &talk, kept), tokens, &done)
+    };
     if !harder && whole + answer < limit {
         return Ok(done(
             build(req, &standing, &extra, &all, None, None),
@@ -261,20 +273,7 @@ pub fn outgoing(
         blocks.push(&c.block);
         let tokens = cost(m, &req.system, &[&standing[..], kept].concat(), &blocks)? + tools;
         if tokens + answer < limit {
-            return finish_compacted(
-                m,
-                req,
-                &standing,
-                &extra,
-                kept,
-                &c.block,
-                seqs_of(seqs, &talk, kept),
-                tokens,
-                answer,
-                limit,
-                &last_user,
-                done,
-            );
+            return compacted(kept, &c.block, tokens);
         }
     }
     // A new compaction: what stays verbatim, then what stands for the rest.
@@ -349,20 +348,7 @@ pub fn outgoing(
         replaced: hash_all(&talk[..cut]),
         block: block.clone(),
     });
-    finish_compacted(
-        m,
-        req,
-        &standing,
-        &extra,
-        kept,
-        &block,
-        seqs_of(seqs, &talk, kept),
-        tokens,
-        answer,
-        limit,
-        &last_user,
-        done,
-    )
+    compacted(kept, &block, tokens)
 }
 
 /// The `seq` of the first kept turn: retrieval leaves it and what follows
@@ -372,56 +358,72 @@ fn seqs_of(seqs: &[Option<i64>], talk: &[&Turn], kept: &[&Turn]) -> Option<i64> 
     seqs.get(first).copied().flatten()
 }
 
-/// A compacted request, with the older turns the last user turn needs
-/// (retrieved now, in the room the zone leaves) just before that turn:
-/// everything ahead of it is the compaction's stable prefix.
-#[allow(clippy::too_many_arguments)]
-fn finish_compacted(
-    m: &Mnemon,
-    req: &Request,
-    standing: &[&Turn],
-    extra: &[&str],
-    kept: &[&Turn],
-    block: &str,
-    first_kept: Option<i64>,
-    mut tokens: u64,
+/// What every compacted request of one call shares.
+struct Frame<'a> {
+    m: &'a Mnemon,
+    req: &'a Request,
+    standing: &'a [&'a Turn],
+    extra: &'a [&'a str],
+    /// The last user turn.
+    question: &'a str,
     answer: u64,
     limit: u64,
-    question: &str,
-    done: impl Fn(Vec<u8>, u64, bool) -> Outgoing,
-) -> Result<Outgoing, ProxyError> {
-    let spare = limit.saturating_sub(tokens + answer + RECALL_MARGIN);
-    let budget = spare.min(m.setup().window.effective_max() * RECALL_SHARE / 100);
-    let at = kept.iter().rposition(|t| t.opens);
-    let mut recall = None;
-    if budget >= MIN_BLOCK
-        && let Some(at) = at
-        && !question.trim().is_empty()
-    {
-        let text = m
-            .context(&ContextQuery {
-                budget: Some(budget),
-                preset: "recall".into(),
-                query: Some(question.to_string()),
-                format: Format::Markdown,
-                messages_before: first_kept.map(|s| s as u64),
-            })
-            .map(|a| a.text)
-            .unwrap_or_default();
-        if !text.trim().is_empty() {
-            tokens += cost(m, "", &[], &[&text])?.saturating_sub(cost_of_nothing(m));
-            recall = Some((at, text));
+}
+
+impl Frame<'_> {
+    /// A compacted request, with the older turns the last user turn needs
+    /// (retrieved now, in the room the zone leaves) just before that turn:
+    /// everything ahead of it is the compaction's stable prefix.
+    fn finish(
+        &self,
+        kept: &[&Turn],
+        block: &str,
+        first_kept: Option<i64>,
+        mut tokens: u64,
+        done: &dyn Fn(Vec<u8>, u64, bool) -> Outgoing,
+    ) -> Result<Outgoing, ProxyError> {
+        let Frame {
+            m,
+            req,
+            standing,
+            extra,
+            question,
+            answer,
+            limit,
+        } = *self;
+        let spare = limit.saturating_sub(tokens + answer + RECALL_MARGIN);
+        let budget = spare.min(m.setup().window.effective_max() * RECALL_SHARE / 100);
+        let at = kept.iter().rposition(|t| t.opens);
+        let mut recall = None;
+        if budget >= MIN_BLOCK
+            && let Some(at) = at
+            && !question.trim().is_empty()
+        {
+            let text = m
+                .context(&ContextQuery {
+                    budget: Some(budget),
+                    preset: "recall".into(),
+                    query: Some(question.to_string()),
+                    format: Format::Markdown,
+                    messages_before: first_kept.map(|s| s as u64),
+                })
+                .map(|a| a.text)
+                .unwrap_or_default();
+            if !text.trim().is_empty() {
+                tokens += cost(m, "", &[], &[&text])?.saturating_sub(cost_of_nothing(m));
+                recall = Some((at, text));
+            }
         }
+        let body = build(
+            req,
+            standing,
+            extra,
+            kept,
+            Some(block),
+            recall.as_ref().map(|(i, t)| (*i, t.as_str())),
+        );
+        Ok(done(body, tokens, true))
     }
-    let body = build(
-        req,
-        standing,
-        extra,
-        kept,
-        Some(block),
-        recall.as_ref().map(|(i, t)| (*i, t.as_str())),
-    );
-    Ok(done(body, tokens, true))
 }
 
 /// The most of the window a request's own retrieval may take (percent).
