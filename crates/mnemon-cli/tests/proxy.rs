@@ -70,7 +70,8 @@ impl Drop for Relay {
 
 /// A project whose `[llm]` reaches llama-server through the relay (its
 /// summarizer straight, so the relay logs only what the proxy sent), with
-/// each `[proxy]` key of `proxy` set, served, and a token for it.
+/// each `[proxy]` key of `proxy` set and each text of `replace` replaced,
+/// served, and a token for it.
 struct Setup {
     _llama: Llama,
     relay: Relay,
@@ -83,7 +84,7 @@ struct Setup {
     _turn: std::sync::MutexGuard<'static, ()>,
 }
 
-fn setup(proxy: &[(&str, &str)]) -> Setup {
+fn setup(proxy: &[(&str, &str)], replace: &[(&str, &str)]) -> Setup {
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let llama = Llama::start(&[]);
@@ -113,6 +114,10 @@ fn setup(proxy: &[(&str, &str)]) -> Setup {
         let line = text[at..].find(&format!("\n{key} = ")).unwrap() + at + 1;
         let end = text[line..].find('\n').unwrap() + line;
         text.replace_range(line..end, &format!("{key} = {value}"));
+    }
+    for (old, new) in replace {
+        assert!(text.contains(old), "{old} is in the default configuration");
+        text = text.replacen(old, new, 1);
     }
     std::fs::write(&path, text).unwrap();
     let token = common::token(dir.path(), "default");
@@ -173,7 +178,7 @@ impl Setup {
 fn a_conversation_four_times_the_window_is_answered_whole_and_recorded_once() {
     // Extractive summaries keep this 150-turn run to the model's own time;
     // the LLM summarizer's compaction is in the test below.
-    let s = setup(&[("summary", "\"extractive\"")]);
+    let s = setup(&[("summary", "\"extractive\"")], &[]);
     let out = s.run("long");
     println!("{out}");
     let sessions = s.sessions();
@@ -200,7 +205,7 @@ fn a_conversation_four_times_the_window_is_answered_whole_and_recorded_once() {
 
 #[test]
 fn streams_errors_and_concurrent_conversations_in_both_formats() {
-    let s = setup(&[]);
+    let s = setup(&[], &[]);
     println!("{}", s.run("streams"));
     println!("{}", s.run("bad"));
     println!("{}", s.run("concurrent"));
@@ -229,7 +234,7 @@ fn streams_errors_and_concurrent_conversations_in_both_formats() {
 
 #[test]
 fn an_anthropic_conversation_is_compacted_by_the_llm_summarizer_and_keeps_its_system_prompt() {
-    let s = setup(&[]);
+    let s = setup(&[], &[]);
     println!("{}", s.run("anthropic_long"));
     let sessions = s.sessions();
     assert_eq!(sessions.len(), 1, "{sessions:?}");
@@ -238,7 +243,25 @@ fn an_anthropic_conversation_is_compacted_by_the_llm_summarizer_and_keeps_its_sy
 
 #[test]
 fn injected_standing_facts_follow_the_system_prompt() {
-    let s = setup(&[("inject", "\"hot\"")]);
+    let s = setup(&[("inject", "\"hot\"")], &[]);
     common::ok(s.dir.path(), &["remember", "We deploy to Frankfurt only."]);
     println!("{}", s.run("inject"));
+}
+
+#[test]
+fn an_upstream_that_refuses_for_length_gets_a_request_compacted_harder() {
+    // mnemon is told the window is 4,096 tokens; llama-server serves 2,048,
+    // as when a model's server was started with a smaller window than
+    // configured and nothing probes it.
+    let s = setup(
+        &[],
+        &[
+            ("auto_detect = true", "auto_detect = false"),
+            ("# max_tokens = 128000", "max_tokens = 4096"),
+        ],
+    );
+    println!("{}", s.run("mismatch"));
+    let sessions = s.sessions();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    assert_eq!(sessions[0].1, 60, "30 questions and 30 answers, once each");
 }

@@ -226,6 +226,24 @@ def anthropic_long(base, token, upstream, log):
     check("Biscuit" in json.dumps(sent[-1]), "the fact of turn 2 is in what mnemon sent with turn 40")
 
 
+def mismatch(base, token, upstream, log):
+    """mnemon counts a 4,096-token window, llama-server serves 2,048: the
+    requests between the two are refused upstream for length, and mnemon
+    sends each again, compacted harder, once."""
+    import openai
+
+    oa = openai.OpenAI(base_url=base + "/v1", api_key=token, max_retries=0)
+    model = model_of(oa)
+    messages = [{"role": "system", "content": SYSTEM}]
+    for turn in range(1, 31):
+        messages.append({"role": "user", "content": f"Turn {turn}: " + "describe the old harbour, its cranes, its ferries and the fish market at dawn. " * 4})
+        r = oa.chat.completions.create(model=model, messages=messages, max_tokens=16)
+        messages.append({"role": "assistant", "content": r.choices[0].message.content or "."})
+    check(True, "all 30 turns were answered")
+    sent = [json.loads(e["body"]) for e in upstream_log(log) if e["path"].endswith("/chat/completions")]
+    check(len(sent) > 30, f"{len(sent) - 30} refused requests were sent again, smaller")
+
+
 def inject(base, token, upstream, log):
     """[proxy] inject = "hot": the standing facts after the system prompt."""
     import openai
@@ -378,6 +396,7 @@ if __name__ == "__main__":
             "long": long_conversation,
             "anthropic_long": anthropic_long,
             "inject": inject,
+            "mismatch": mismatch,
             "streams": streams,
             "bad": bad_input,
             "concurrent": concurrent,

@@ -28,6 +28,9 @@ pub struct Conversation {
     /// The compaction in force: its prefix is sent again, byte for byte,
     /// until the conversation outgrows it.
     compacted: Option<Compacted>,
+    /// The most the upstream took, on mnemon's count, as a refusal for
+    /// length showed it: kept, so the next requests are not refused too.
+    upstream_cap: Option<u64>,
 }
 
 #[derive(Debug, Clone)]
@@ -49,6 +52,8 @@ pub struct Outgoing {
     pub zone: Zone,
     /// The hash of the request's turns, for recording its answer once.
     pub request_hash: u64,
+    /// The room asked for the answer.
+    pub answer: u64,
 }
 
 fn store_error(e: mnemon::Error) -> ProxyError {
@@ -199,8 +204,9 @@ fn zone_start(m: &Mnemon, zone: Zone) -> u64 {
 const MIN_BLOCK: u64 = 48;
 
 /// Decides what goes upstream for `req` (its new turns already recorded,
-/// `seqs` their messages). `harder`: the upstream refused the last try
-/// for length, so the target is halved.
+/// `seqs` their messages). `harder`: the upstream refused the last try for
+/// length, and this is the most it takes, on mnemon's count with the
+/// answer's room: the request is compacted to fit well under it.
 #[allow(clippy::too_many_arguments)]
 pub fn outgoing(
     m: &Mnemon,
@@ -210,12 +216,17 @@ pub fn outgoing(
     req: &Request,
     seqs: &[Option<i64>],
     conversation: &str,
-    harder: bool,
+    harder: Option<u64>,
 ) -> Result<Outgoing, ProxyError> {
     let window = &m.setup().window;
     let effective = window.effective_max();
     let answer = req.max_tokens.unwrap_or(answer_default);
     let limit = zone_start(m, proxy.compact_at);
+    // What no request may reach: the zone, or what the upstream showed.
+    if harder.is_some() {
+        conv.upstream_cap = harder;
+    }
+    let ceiling = conv.upstream_cap.map_or(limit, |cap| cap.min(limit));
     let standing: Vec<&Turn> = req.turns.iter().filter(|t| t.standing).collect();
     let talk: Vec<&Turn> = req.turns.iter().filter(|t| !t.standing).collect();
     let request_hash = hash_all(&talk);
@@ -240,6 +251,7 @@ pub fn outgoing(
         compacted,
         zone: window.zone(tokens + answer),
         request_hash,
+        answer,
     };
     let compacted = |kept: &[&Turn], block: &str, tokens: u64| {
         let frame = Frame {
@@ -249,11 +261,11 @@ pub fn outgoing(
             extra: &extra,
             question: &last_user,
             answer,
-            limit,
+            limit: ceiling,
         };
         frame.finish(kept, block, seqs_of(seqs, &talk, kept), tokens, &done)
     };
-    if !harder && whole + answer < limit {
+    if harder.is_none() && whole + answer < ceiling {
         return Ok(done(
             build(req, &standing, &extra, &all, None, None),
             whole,
@@ -267,20 +279,22 @@ pub fn outgoing(
         .as_ref()
         .filter(|c| c.cut < talk.len() && hash_all(&talk[..c.cut]) == c.replaced)
         .cloned();
-    if !harder && let Some(c) = &in_force {
+    if harder.is_none()
+        && let Some(c) = &in_force
+    {
         let kept = &talk[c.cut..];
         let mut blocks = extra.clone();
         blocks.push(&c.block);
         let tokens = cost(m, &req.system, &[&standing[..], kept].concat(), &blocks)? + tools;
-        if tokens + answer < limit {
+        if tokens + answer < ceiling {
             return compacted(kept, &c.block, tokens);
         }
     }
     // A new compaction: what stays verbatim, then what stands for the rest.
     let fixed = cost(m, &req.system, &standing, &extra)? + tools;
     let mut target = zone_start(m, Zone::Yellow).max(limit / 2);
-    if harder {
-        target /= 2;
+    if let Some(cap) = conv.upstream_cap {
+        target = target.min(cap * 3 / 4);
     }
     let room = target.saturating_sub(answer + fixed);
     let each: Vec<u64> = talk
@@ -301,7 +315,11 @@ pub fn outgoing(
         .copied()
         .find(|&i| suffix(i) <= room / 2)
         .or_else(|| cuts.last().copied());
-    let hard_room = effective.saturating_sub(answer + fixed);
+    let hard_room = conv
+        .upstream_cap
+        .unwrap_or(effective)
+        .min(effective)
+        .saturating_sub(answer + fixed);
     let Some(cut) = cut.filter(|&i| suffix(i) <= hard_room) else {
         return Err(ProxyError::too_long(format!(
             "this request needs {} tokens with {answer} for the answer, but the window mnemon manages is {effective} tokens and its newest turns alone do not fit; send a shorter message, ask for fewer max_tokens, or serve the model with a larger window",
@@ -311,7 +329,7 @@ pub fn outgoing(
     let kept = &talk[cut..];
     let budget = room.saturating_sub(suffix(cut)).max(
         // Room the target does not give may still be in the window.
-        if harder {
+        if harder.is_some() {
             0
         } else {
             MIN_BLOCK.min(hard_room - suffix(cut))
@@ -340,7 +358,7 @@ pub fn outgoing(
             "tokens_before": whole,
             "tokens_after": tokens,
             "block_tokens": m.count_tokens(&block).unwrap_or(0),
-            "harder": harder,
+            "upstream_cap": harder,
         }),
     ));
     conv.compacted = Some(Compacted {

@@ -184,7 +184,7 @@ async fn proxied(
     let agent = m.for_agent(turns::agent_name(&conversation));
     let project_key = m.settings().root().display().to_string();
     let conv = state.proxy.conversation(&project_key, &conversation);
-    let prepare = |harder: bool| {
+    let prepare = |harder: Option<u64>| {
         let (agent, conv, req, config, conversation) = (
             agent.clone(),
             Arc::clone(&conv),
@@ -212,7 +212,7 @@ async fn proxied(
             .await
         }
     };
-    let mut out = prepare(false).await?;
+    let mut out = prepare(None).await?;
     let mut sent = state
         .proxy
         .upstream
@@ -221,9 +221,10 @@ async fn proxied(
     if let upstream::Sent::Refused { status, body } = &sent
         && wire::is_length_refusal(*status, body)
     {
-        // The upstream counts differently (another tokenizer): once more,
-        // compacted harder.
-        out = prepare(true).await?;
+        // The upstream counts differently (another tokenizer, a smaller
+        // window than configured): once more, within what it showed.
+        let cap = wire::length_cap(body, out.tokens + out.answer);
+        out = prepare(Some(cap)).await?;
         sent = state
             .proxy
             .upstream

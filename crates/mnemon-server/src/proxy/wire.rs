@@ -762,6 +762,40 @@ pub fn is_length_refusal(status: u16, body: &str) -> bool {
         .any(|p| b.contains(p))
 }
 
+/// From a refusal for length, the most tokens the upstream takes on
+/// mnemon's count: its window (the smaller of the two counts its message
+/// names, "request (2104 tokens) exceeds the available context size (2048
+/// tokens)") scaled by how its count of the refused request (the larger)
+/// compares with mnemon's (`sent`), less a tenth. Without two counts in
+/// the message, half of what was sent.
+pub fn length_cap(body: &str, sent: u64) -> u64 {
+    let mut counts: Vec<u64> = Vec::new();
+    let bytes = body.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i].is_ascii_digit() {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_digit() || bytes[i] == b',') {
+                i += 1;
+            }
+            let rest = body[i..].trim_start();
+            if rest.starts_with("tokens")
+                && let Ok(n) = body[start..i].replace(',', "").parse::<u64>()
+            {
+                counts.push(n);
+            }
+        } else {
+            i += 1;
+        }
+    }
+    match (counts.iter().min(), counts.iter().max()) {
+        (Some(&window), Some(&asked)) if counts.len() >= 2 && asked > window => {
+            (u128::from(sent) * u128::from(window) / u128::from(asked) * 9 / 10) as u64
+        }
+        _ => sent / 2,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -831,6 +865,15 @@ mod tests {
         ]}]});
         let r = parse(Wire::Anthropic, sent_back.to_string().as_bytes()).unwrap();
         assert_eq!(e.reply.recorded_text(Wire::Anthropic), r.turns[0].text);
+    }
+
+    #[test]
+    fn a_refusal_for_length_says_how_much_the_upstream_takes() {
+        let llama = r#"{"error":{"code":400,"message":"request (2104 tokens) exceeds the available context size (2048 tokens), try increasing it","type":"exceed_context_size_error"}}"#;
+        assert_eq!(length_cap(llama, 1_000), 1_000 * 2_048 / 2_104 * 9 / 10);
+        let openai = "This model's maximum context length is 8,192 tokens. However, your messages resulted in 9,000 tokens.";
+        assert_eq!(length_cap(openai, 9_500), 9_500 * 8_192 / 9_000 * 9 / 10);
+        assert_eq!(length_cap("prompt is too long", 3_000), 1_500);
     }
 
     #[test]
