@@ -779,6 +779,8 @@ pub struct InitArgs {
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
+    #[command(flatten)]
+    pub agent: AgentArg,
     /// Report for another model than the configured one.
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,

@@ -17,6 +17,7 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
         &[
             "mnemon status",
             "mnemon status --model qwen2.5-coder:32b --used 90000 --json",
+            "mnemon status --agent proxy-support-42",
         ],
     ),
     (

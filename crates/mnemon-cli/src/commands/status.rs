@@ -13,7 +13,7 @@ pub fn run(g: &Global, args: &StatusArgs) -> Result<()> {
     // The live context as the engine accounts for it, unless a usage is
     // given to evaluate, or there is no project to read it from.
     let engine = match (args.used, &project.dir, &args.model) {
-        (None, Some(_), None) => Some(project.open(None)?.status()?),
+        (None, Some(_), None) => Some(project.open(args.agent.agent.as_deref())?.status()?),
         _ => None,
     };
     let report = mnemon::evaluate(project.settings(), args.model.as_deref(), args.used, engine)?;
