@@ -181,6 +181,22 @@ fn cost(m: &Mnemon, system: &str, turns: &[&Turn], extra: &[&str]) -> Result<u64
     Ok(m.count_chat(&msgs).map_err(store_error)? + media)
 }
 
+/// Tokens of the request's tool definitions, as sent.
+fn tools_cost(m: &Mnemon, req: &Request) -> Result<u64, ProxyError> {
+    if req.tools.is_empty() {
+        return Ok(0);
+    }
+    m.count_tokens(&req.tools).map_err(store_error)
+}
+
+/// Tokens of the whole request as the client sent it: system prompt,
+/// every turn with its framing, media and tool definitions. What
+/// `count_tokens` answers and what pass-through is decided on.
+pub fn request_tokens(m: &Mnemon, req: &Request) -> Result<u64, ProxyError> {
+    let all: Vec<&Turn> = req.turns.iter().collect();
+    Ok(cost(m, &req.system, &all, &[])? + tools_cost(m, req)?)
+}
+
 fn counted(role: &str, content: &str) -> ChatMessage {
     ChatMessage {
         role: role.into(),
@@ -230,11 +246,7 @@ pub fn outgoing(
     let standing: Vec<&Turn> = req.turns.iter().filter(|t| t.standing).collect();
     let talk: Vec<&Turn> = req.turns.iter().filter(|t| !t.standing).collect();
     let request_hash = hash_all(&talk);
-    let tools = if req.tools.is_empty() {
-        0
-    } else {
-        m.count_tokens(&req.tools).map_err(store_error)?
-    };
+    let tools = tools_cost(m, req)?;
     let last_user = talk
         .iter()
         .rev()

@@ -240,7 +240,7 @@ async fn proxied(
     };
     let mut response = match sent {
         upstream::Sent::Refused { status, body } => {
-            return Err(upstream::refusal(wire, status, &body, &target));
+            return Err(upstream::refusal(status, &body, &target));
         }
         upstream::Sent::Answer(resp) if req.stream && upstream::is_event_stream(&resp) => {
             upstream::relay_stream(resp, wire, config.llm.timeout_secs, finish)
@@ -312,34 +312,12 @@ async fn count_tokens(
         let bytes = read_body(body).await?;
         let req: Request = wire::parse(Wire::Anthropic, &bytes)?;
         blocking(move || {
-            let mut msgs = Vec::new();
-            if !req.system.is_empty() {
-                msgs.push(counted("system", &req.system));
-            }
-            msgs.extend(req.turns.iter().map(|t| counted(&t.wire_role, &t.text)));
-            let map = |e: mnemon::Error| ProxyError::upstream(e.to_string());
-            let mut n = m.count_chat(&msgs).map_err(map)?;
-            n += req
-                .turns
-                .iter()
-                .map(|t| t.media * wire::MEDIA_TOKENS)
-                .sum::<u64>();
-            if !req.tools.is_empty() {
-                n += m.count_tokens(&req.tools).map_err(map)?;
-            }
+            let n = manage::request_tokens(&m, &req)?;
             Ok(axum::Json(json!({"input_tokens": n})).into_response())
         })
         .await
     };
     run.await.unwrap_or_else(|e| e.render(Wire::Anthropic))
-}
-
-fn counted(role: &str, content: &str) -> mnemon::mnemon_core::tokens::ChatMessage {
-    mnemon::mnemon_core::tokens::ChatMessage {
-        role: role.into(),
-        content: content.into(),
-        name: None,
-    }
 }
 
 /// `GET /v1/models`: the models a client may name, in the format its

@@ -224,7 +224,7 @@ impl Upstreams {
 }
 
 /// An upstream's refusal in the client's format, its own message kept.
-pub fn refusal(wire: Wire, status: u16, body: &str, t: &Target) -> ProxyError {
+pub fn refusal(status: u16, body: &str, t: &Target) -> ProxyError {
     let said = serde_json::from_str::<Value>(body)
         .ok()
         .and_then(|v| {
@@ -254,7 +254,6 @@ pub fn refusal(wire: Wire, status: u16, body: &str, t: &Target) -> ProxyError {
     if super::wire::is_length_refusal(status, body) {
         e.code = Some("context_length_exceeded");
     }
-    let _ = wire;
     e
 }
 
