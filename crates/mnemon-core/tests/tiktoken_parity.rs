@@ -97,8 +97,78 @@ fn identical_on_edge_cases() {
     }
 }
 
+/// Pieces longer than 128 bytes merge by a heap rather than by rescanning:
+/// long runs of one letter, of punctuation, of whitespace, and words with
+/// no space in them must come out as tiktoken's.
+#[test]
+fn identical_on_long_pieces() {
+    let mut cases = vec![
+        "a".repeat(5_000),
+        "=".repeat(3_000),
+        " ".repeat(2_000) + "x",
+        "\n".repeat(700),
+        "ab".repeat(1_500),
+        "\u{4e2d}\u{6587}".repeat(400),
+        "🧑🏿‍💻".repeat(100),
+    ];
+    // A pseudo-random identifier of 20,000 letters.
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    cases.push(
+        (0..20_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                char::from(b'a' + (x % 26) as u8)
+            })
+            .collect(),
+    );
+    for e in Encoding::ALL {
+        let ours = OpenAiBpe::new(e);
+        for case in &cases {
+            let theirs = reference(e).encode_ordinary(case);
+            assert_eq!(
+                ours.encode(case),
+                theirs,
+                "{e}: {:?}…",
+                &case[..40.min(case.len())]
+            );
+            assert_eq!(ours.count(case), theirs.len(), "{e}: count");
+        }
+    }
+}
+
+#[test]
+fn every_token_is_its_own_id() {
+    for e in Encoding::ALL {
+        let ours = OpenAiBpe::new(e);
+        let mut id = 0;
+        while let Ok(bytes) = reference(e).decode_bytes(&[id]) {
+            if let Ok(text) = std::str::from_utf8(&bytes) {
+                // A token's text encodes to itself only when the pattern
+                // keeps it in one piece; the ids must still be tiktoken's.
+                assert_eq!(
+                    ours.encode(text),
+                    reference(e).encode_ordinary(text),
+                    "{e}: {id}"
+                );
+            }
+            id += 1;
+        }
+        assert!(id > 100_000, "{e}: {id} tokens");
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn identical_on_long_words(text in "[a-z]{100,600}|[!-/]{100,400}|[a-zA-Z0-9_]{120,500}") {
+        for e in Encoding::ALL {
+            let ours = OpenAiBpe::new(e);
+            prop_assert_eq!(ours.encode(&text), reference(e).encode_ordinary(&text));
+        }
+    }
 
     #[test]
     fn identical_on_arbitrary_text(text in "\\PC{0,300}|[ \\t\\r\\n]{0,64}|[a-z' ]{0,80}") {

@@ -2,7 +2,7 @@
 //!
 //! Every budget mnemon enforces is only as good as its token counts, so the
 //! counters here are exact for the model's real tokenizer wherever one is
-//! public (OpenAI's BPE vocabularies ship inside `bpe-openai`; local models
+//! public (OpenAI's BPE vocabularies are compiled in as tables, see `vocab`; local models
 //! bring their HuggingFace `tokenizer.json`). Only models with no public
 //! tokenizer fall back to the calibrated characters/4 heuristic, and that
 //! counter says so through [`TokenCounter::is_exact`].
@@ -12,7 +12,10 @@ mod heuristic;
 #[cfg(feature = "hf-tokenizer")]
 mod hf;
 mod memo;
+mod merge;
 mod openai;
+mod split;
+mod vocab;
 
 use std::fmt;
 use std::str::FromStr;

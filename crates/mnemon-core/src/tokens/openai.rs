@@ -3,7 +3,12 @@
 use std::fmt;
 use std::str::FromStr;
 
+use std::sync::LazyLock;
+
 use super::TokenCounter;
+use super::merge;
+use super::split::{self, Pattern};
+use super::vocab::Vocab;
 
 /// The two OpenAI encodings current models use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -42,13 +47,58 @@ impl FromStr for Encoding {
     }
 }
 
-/// An exact OpenAI tokenizer. Free to construct: the vocabulary is decoded
-/// on the first count, once per process, and shared; a command that counts
-/// nothing (`status`, `recent`, `hot`) never pays the 50 ms it takes.
+/// A vocabulary's table and its pattern: everything an exact count needs.
+pub(super) struct Bpe {
+    vocab: Vocab,
+    pattern: Pattern,
+}
+
+impl Bpe {
+    fn load(table: &'static [u8], pattern: Pattern) -> Bpe {
+        #[allow(
+            clippy::expect_used,
+            reason = "build.rs wrote the table and checked it"
+        )]
+        let vocab = Vocab::new(table).expect("build.rs writes tables in vocab.rs's layout");
+        Bpe { vocab, pattern }
+    }
+
+    /// Counts pieces until the total passes `limit`: then `None`.
+    fn count_till(&self, text: &str, limit: usize) -> Option<usize> {
+        let mut n = 0usize;
+        for piece in split::pieces(self.pattern, text) {
+            n += merge::count(&self.vocab, piece.as_bytes());
+            if n > limit {
+                return None;
+            }
+        }
+        Some(n)
+    }
+}
+
+static CL100K_BASE: LazyLock<Bpe> = LazyLock::new(|| {
+    Bpe::load(
+        include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.bpe")),
+        Pattern::Cl100k,
+    )
+});
+
+static O200K_BASE: LazyLock<Bpe> = LazyLock::new(|| {
+    Bpe::load(
+        include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.bpe")),
+        Pattern::O200k,
+    )
+});
+
+/// An exact OpenAI tokenizer. Free to construct and to use the first time:
+/// the vocabulary is a table compiled into the binary and read in place
+/// (see [`super::vocab`]), the pattern is code (see [`super::split`]), so
+/// nothing is built or decoded, and a process pays in memory only for the
+/// pages of the table its counts touch.
 #[derive(Clone, Copy)]
 pub struct OpenAiBpe {
     encoding: Encoding,
-    inner: fn() -> &'static bpe_openai::Tokenizer,
+    inner: &'static LazyLock<Bpe>,
 }
 
 impl fmt::Debug for OpenAiBpe {
@@ -62,8 +112,8 @@ impl fmt::Debug for OpenAiBpe {
 impl OpenAiBpe {
     pub fn new(encoding: Encoding) -> Self {
         let inner = match encoding {
-            Encoding::Cl100kBase => bpe_openai::cl100k_base,
-            Encoding::O200kBase => bpe_openai::o200k_base,
+            Encoding::Cl100kBase => &CL100K_BASE,
+            Encoding::O200kBase => &O200K_BASE,
         };
         OpenAiBpe { encoding, inner }
     }
@@ -74,7 +124,15 @@ impl OpenAiBpe {
 
     /// Token ids, identical to tiktoken's.
     pub fn encode(&self, text: &str) -> Vec<u32> {
-        (self.inner)().encode(text)
+        let bpe: &Bpe = self.inner;
+        let mut ids = Vec::with_capacity(text.len() / 4);
+        for piece in split::pieces(bpe.pattern, text) {
+            merge::tokens(&bpe.vocab, piece.as_bytes(), &mut |id| {
+                ids.push(id);
+                true
+            });
+        }
+        ids
     }
 }
 
@@ -88,7 +146,9 @@ impl TokenCounter for OpenAiBpe {
     }
 
     fn count(&self, text: &str) -> usize {
-        (self.inner)().count(text)
+        self.inner
+            .count_till(text, usize::MAX)
+            .unwrap_or(usize::MAX)
     }
 
     /// Both pre-tokenizers end every piece at a newline run unless the
@@ -98,13 +158,11 @@ impl TokenCounter for OpenAiBpe {
         true
     }
 
+    /// Walks pieces lazily and stops at the first one that passes the
+    /// limit: a "does it fit" check on a long text costs the limit, not the
+    /// text.
     fn count_up_to(&self, text: &str, limit: usize) -> Option<usize> {
-        // Both vocabularies skip NFC normalisation, so this borrows `text`
-        // without copying it; the count then walks pieces lazily and stops
-        // at the first one that would pass the limit.
-        let inner = (self.inner)();
-        let normalized = inner.normalize(text);
-        inner.count_till_limit(&normalized, limit)
+        self.inner.count_till(text, limit)
     }
 }
 
