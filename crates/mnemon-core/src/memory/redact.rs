@@ -9,10 +9,52 @@ use regex::Regex;
 /// A secret's kind and how to find it. `keep` is the number of the capture
 /// group kept before the placeholder (a URL's `scheme://user:`, a header's
 /// name), 0 for none.
+///
+/// A built-in rule's expression is compiled the first time a text holds one
+/// of its cues (literals every match contains), and only then run: most
+/// texts hold none, and compiling the eleven expressions cost a CLI call
+/// more than everything else it did (`status` included, which redacts
+/// nothing).
 struct Rule {
     name: String,
-    re: Regex,
+    pattern: String,
+    re: std::sync::OnceLock<Result<Regex, String>>,
     keep: usize,
+    cues: Cues,
+}
+
+/// Literals one of which every match of a rule contains.
+#[derive(Clone, Copy)]
+enum Cues {
+    /// No cue: the expression runs on every text (patterns from config).
+    None,
+    /// One of these, as written.
+    Exact(&'static [&'static str]),
+    /// This, in any ASCII case. Only for cues whose letters fold to no
+    /// character beyond ASCII (no `k` or `s`: `(?i)` matches `K` and `ſ`).
+    AnyCase(&'static str),
+}
+
+impl Cues {
+    fn found_in(self, text: &str) -> bool {
+        match self {
+            Cues::None => true,
+            Cues::Exact(cues) => cues.iter().any(|c| text.contains(c)),
+            Cues::AnyCase(cue) => text
+                .as_bytes()
+                .windows(cue.len())
+                .any(|w| w.eq_ignore_ascii_case(cue.as_bytes())),
+        }
+    }
+}
+
+impl Rule {
+    fn regex(&self) -> Result<&Regex, &str> {
+        self.re
+            .get_or_init(|| Regex::new(&self.pattern).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(String::as_str)
+    }
 }
 
 /// The redactor: the built-in rules and any from config.
@@ -29,50 +71,73 @@ impl std::fmt::Debug for Rule {
 }
 
 /// The built-in rules, most specific first (an Anthropic key also looks
-/// like an OpenAI one).
-const BUILTIN: &[(&str, &str, usize)] = &[
+/// like an OpenAI one), each with its cues.
+const BUILTIN: &[(&str, &str, usize, Cues)] = &[
     (
         "private key",
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|\z)",
         0,
+        Cues::Exact(&["PRIVATE KEY-----"]),
     ),
-    ("anthropic key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", 0),
+    (
+        "anthropic key",
+        r"\bsk-ant-[A-Za-z0-9_\-]{20,}",
+        0,
+        Cues::Exact(&["sk-ant-"]),
+    ),
     (
         "openai key",
         r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}",
         0,
+        Cues::Exact(&["sk-"]),
     ),
     (
         "aws access key",
         r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b",
         0,
+        Cues::Exact(&["AKIA", "ASIA", "ABIA", "ACCA"]),
     ),
     (
         "aws secret key",
         r"(?i)(aws_secret_access_key\s*[=:]\s*[\x22']?)[A-Za-z0-9/+=]{40}",
         1,
+        Cues::AnyCase("_acce"),
     ),
     (
         "github token",
         r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
         0,
+        Cues::Exact(&["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"]),
     ),
-    ("slack token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", 0),
+    (
+        "slack token",
+        r"\bxox[abposr]-[A-Za-z0-9\-]{10,}",
+        0,
+        Cues::Exact(&["xox"]),
+    ),
     (
         "slack webhook",
         r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]+",
         0,
+        Cues::Exact(&["https://hooks.slack.com/services/"]),
     ),
-    ("google api key", r"\bAIza[0-9A-Za-z_\-]{35}", 0),
+    (
+        "google api key",
+        r"\bAIza[0-9A-Za-z_\-]{35}",
+        0,
+        Cues::Exact(&["AIza"]),
+    ),
     (
         "password",
         r"([A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@]+:)[^\s@/]+(@)",
         1,
+        Cues::Exact(&["://"]),
     ),
     (
         "authorization",
         r"(?i)(authorization\x22?\s*[:=]\s*\x22?(?:bearer|basic|token)?\s*)[A-Za-z0-9._~+/=\-]{8,}",
         1,
+        Cues::AnyCase("authorization"),
     ),
 ];
 
@@ -93,26 +158,29 @@ impl Default for Redactor {
 impl Redactor {
     /// The built-in rules plus `extra` (name, regular expression).
     pub fn with_patterns(extra: &[(String, String)]) -> Result<Redactor, PatternError> {
-        let mut rules = Vec::new();
-        for (name, re, keep) in BUILTIN {
-            // The built-in expressions are constants checked by a test.
-            if let Ok(re) = Regex::new(re) {
-                rules.push(Rule {
-                    name: (*name).to_string(),
-                    re,
-                    keep: *keep,
-                });
-            }
-        }
+        let mut rules: Vec<Rule> = BUILTIN
+            .iter()
+            .map(|(name, re, keep, cues)| Rule {
+                name: (*name).to_string(),
+                pattern: (*re).to_string(),
+                re: std::sync::OnceLock::new(),
+                keep: *keep,
+                cues: *cues,
+            })
+            .collect();
         for (name, re) in extra {
-            let re = Regex::new(re).map_err(|e| PatternError {
+            // A pattern from config runs on every text: compiled now, so a
+            // bad one is refused when the project opens.
+            let compiled = Regex::new(re).map_err(|e| PatternError {
                 name: name.clone(),
                 reason: e.to_string(),
             })?;
             rules.push(Rule {
                 name: name.clone(),
-                re,
+                pattern: re.clone(),
+                re: std::sync::OnceLock::from(Ok(compiled)),
                 keep: 0,
+                cues: Cues::None,
             });
         }
         Ok(Redactor {
@@ -138,12 +206,19 @@ impl Redactor {
         let mut out = text.to_string();
         let mut found = Vec::new();
         for rule in self.rules.iter() {
-            if !rule.re.is_match(&out) {
+            if !rule.cues.found_in(&out) {
+                continue;
+            }
+            // Built-in expressions are constants a test compiles; one that
+            // did not would redact nothing rather than lose the write.
+            let Ok(re) = rule.regex() else {
+                continue;
+            };
+            if !re.is_match(&out) {
                 continue;
             }
             let placeholder = format!("[redacted: {}]", rule.name);
-            let replaced = rule
-                .re
+            let replaced = re
                 .replace_all(&out, |c: &regex::Captures<'_>| {
                     found.push(rule.name.clone());
                     let mut s = String::new();
@@ -207,10 +282,31 @@ mod tests {
 
     #[test]
     fn every_builtin_rule_compiles() {
-        for (name, re, _) in BUILTIN {
+        for (name, re, _, _) in BUILTIN {
             assert!(Regex::new(re).is_ok(), "{name}");
         }
         assert_eq!(Redactor::default().rules.len(), BUILTIN.len());
+    }
+
+    /// A cue in any ASCII case is sound only if none of its letters matches
+    /// a character beyond ASCII under `(?i)` (as `k` matches the Kelvin
+    /// sign): the expression would match text the cue check skips.
+    #[test]
+    fn any_case_cues_fold_within_ascii() {
+        for (name, _, _, cues) in BUILTIN {
+            if let Cues::AnyCase(cue) = cues {
+                for c in cue.chars() {
+                    let re =
+                        Regex::new(&format!("(?i)^{}$", regex::escape(&c.to_string()))).unwrap();
+                    for other in (0x80u32..0x3_0000).filter_map(char::from_u32) {
+                        assert!(
+                            !re.is_match(&other.to_string()),
+                            "{name}: {c:?} matches {other:?}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]
@@ -292,7 +388,63 @@ mod tests {
         ]
     }
 
+    /// The default redactor with every expression run on every text.
+    fn without_cues() -> Redactor {
+        let r = Redactor::default();
+        let rules = r
+            .rules
+            .iter()
+            .map(|rule| Rule {
+                name: rule.name.clone(),
+                pattern: rule.pattern.clone(),
+                re: std::sync::OnceLock::new(),
+                keep: rule.keep,
+                cues: Cues::None,
+            })
+            .collect();
+        Redactor {
+            rules: std::sync::Arc::new(rules),
+            enabled: true,
+        }
+    }
+
+    fn near_secret() -> impl Strategy<Value = String> {
+        let pieces = prop::sample::select(vec![
+            "sk-",
+            "sk-ant-",
+            "AKIA",
+            "ASIA",
+            "aws_secret_access_key=",
+            "AWS_SECRET_ACCESS_KEY: ",
+            "ghp_",
+            "github_pat_",
+            "xoxb-",
+            "AIza",
+            "https://hooks.slack.com/services/",
+            "://u:",
+            "@",
+            "Authorization: Bearer ",
+            "AUTHORIZATION=",
+            "-----BEGIN PRIVATE KEY-----",
+            "\u{212a}",
+            "\u{17f}",
+            " ",
+        ]);
+        prop::collection::vec(
+            prop_oneof![pieces.prop_map(str::to_string), "[A-Za-z0-9_/+=.-]{1,45}"],
+            0..8,
+        )
+        .prop_map(|v| v.concat())
+    }
+
     proptest! {
+        /// Skipping the expressions whose cues a text lacks changes
+        /// nothing: every cue is in every match.
+        #[test]
+        fn cues_only_skip_what_cannot_match(text in near_secret()) {
+            prop_assert_eq!(Redactor::default().redact(&text), without_cues().redact(&text));
+        }
+
         /// A secret embedded anywhere in any text never survives, and
         /// neither does any long piece of it.
         #[test]
