@@ -45,6 +45,16 @@ fn serve_needs_a_token_then_answers_and_stops_on_sigterm() {
 
     let server = common::serve(d);
     let addr = server.addr.clone();
+    // It started again with two glibc arenas (the server's memory).
+    if cfg!(all(target_os = "linux", target_env = "gnu")) {
+        let environ = std::fs::read(format!("/proc/{}/environ", server.child.id())).unwrap();
+        assert!(
+            environ
+                .split(|b| *b == 0)
+                .any(|v| v == b"MALLOC_ARENA_MAX=2"),
+            "the server's environment"
+        );
+    }
 
     let health = http(
         &addr,

@@ -318,6 +318,21 @@ pub fn positional_reads_follow_the_log<B: Backend>(b: &B) {
     );
     let totals = s.live_totals(&session.id, ops[1].seq, i64::MAX).unwrap();
     assert_eq!((totals.op_count, totals.tokens()), (3, 30));
+    // A backend that says through which positions it counted counts the
+    // same, and counting on from there finds nothing more.
+    if let Some((same, op, msg)) = s
+        .live_totals_through(&session.id, ops[1].seq, i64::MAX)
+        .unwrap()
+    {
+        assert_eq!(same, totals);
+        let newest = ops.iter().map(|o| o.seq).max().unwrap();
+        assert_eq!((op, msg), (newest, i64::MAX), "through the newest counted");
+        let rest = s
+            .live_totals_through(&session.id, op, msg)
+            .unwrap()
+            .unwrap();
+        assert_eq!(rest.0, mnemon_core::engine::LiveTotals::default());
+    }
 }
 
 /// Checkpoints come back exactly as stored, newest first.

@@ -131,25 +131,47 @@ impl EngineStore for SqliteStore {
         op_seq: i64,
         msg_seq: i64,
     ) -> Result<LiveTotals, StoreError> {
+        Ok(self
+            .live_totals_through(session_id, op_seq, msg_seq)?
+            .map_or_else(LiveTotals::default, |t| t.0))
+    }
+
+    /// One writer at a time commits, in the order positions are handed
+    /// out: a position seen means every older one is visible too.
+    fn live_totals_through(
+        &self,
+        session_id: &str,
+        op_seq: i64,
+        msg_seq: i64,
+    ) -> Result<Option<(LiveTotals, i64, i64)>, StoreError> {
         let conn = self.conn();
-        let (op_tokens, op_count): (i64, i64) = conn
+        let (op_tokens, op_count, op_head): (i64, i64, i64) = conn
             .prepare_cached(
-                "SELECT coalesce(sum(tokens), 0), count(*) FROM operations WHERE session_id = ?1 AND seq > ?2 AND kind != ?3",
+                "SELECT coalesce(sum(tokens), 0), count(*), coalesce(max(seq), ?2) FROM operations WHERE session_id = ?1 AND seq > ?2 AND kind != ?3",
             )
-            .and_then(|mut s| s.query_row(params![session_id, op_seq, ACTION], |r| Ok((r.get(0)?, r.get(1)?))))
+            .and_then(|mut s| {
+                s.query_row(params![session_id, op_seq, ACTION], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })
+            })
             .map_err(|e| self.err(e))?;
-        let (msg_tokens, msg_count): (i64, i64) = conn
+        let (msg_tokens, msg_count, msg_head): (i64, i64, i64) = conn
             .prepare_cached(
-                "SELECT coalesce(sum(tokens), 0), count(*) FROM messages WHERE session_id = ?1 AND seq > ?2",
+                "SELECT coalesce(sum(tokens), 0), count(*), coalesce(max(seq), ?2) FROM messages WHERE session_id = ?1 AND seq > ?2",
             )
-            .and_then(|mut s| s.query_row(params![session_id, msg_seq], |r| Ok((r.get(0)?, r.get(1)?))))
+            .and_then(|mut s| {
+                s.query_row(params![session_id, msg_seq], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })
+            })
             .map_err(|e| self.err(e))?;
-        Ok(LiveTotals {
+        let totals = LiveTotals {
             op_tokens: op_tokens as u64,
             op_count: op_count as u64,
             msg_tokens: msg_tokens as u64,
             msg_count: msg_count as u64,
-        })
+        };
+        Ok(Some((totals, op_head, msg_head)))
     }
 
     fn log_heads(&self) -> Result<(i64, i64), StoreError> {

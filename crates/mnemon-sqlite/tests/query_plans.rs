@@ -47,3 +47,22 @@ fn the_newest_operations_are_read_from_an_index_without_sorting() {
         assert!(p.contains("INDEX"), "{sql}: {p}");
     }
 }
+
+/// A session's rows are read through a session index, not by walking the
+/// project's (which also orders by position, so SQLite preferred it and
+/// read every row of the project to keep one session's).
+#[test]
+fn a_sessions_rows_are_read_through_its_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnemon.db");
+    drop(SqliteStore::open(&path).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    for table in ["operations", "messages"] {
+        let sql = format!(
+            "SELECT seq FROM {table} WHERE +project_id = ? AND session_id = ? ORDER BY seq DESC LIMIT -1"
+        );
+        let p = plan(&conn, &sql, 2);
+        assert!(p.contains("(session_id=?)"), "{sql}: {p}");
+        assert!(!p.contains("TEMP B-TREE"), "{sql}: {p}");
+    }
+}

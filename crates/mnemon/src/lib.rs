@@ -295,10 +295,19 @@ impl OpenOptions {
             .unwrap_or_else(|| Arc::new(SystemClock::default()));
         let keep_versions = settings.loaded().config.episodic.keep_versions;
         let renderer = match (&views, self.background) {
-            (Some(v), true) => Some(
-                background::Renderer::start(v.clone(), keep_versions)
-                    .map_err(|e| Error::io("cannot start the view renderer", e))?,
-            ),
+            (Some(v), true) => {
+                // A file gets the renderer a connection of its own; a pool
+                // (PostgreSQL) is shared without waiting already.
+                let store = match &backend {
+                    Backend::File(db, _) => Some(AnyStore::Sqlite(SqliteStore::open(db)?)),
+                    Backend::Postgres(pg) => Some(AnyStore::Postgres(pg.clone())),
+                    Backend::Memory(_) => None,
+                };
+                Some(
+                    background::Renderer::start(v.clone(), keep_versions, store)
+                        .map_err(|e| Error::io("cannot start the view renderer", e))?,
+                )
+            }
             _ => None,
         };
         let semantic =

@@ -234,6 +234,14 @@ impl EngineStore for AnyStore {
     ) -> Result<LiveTotals, StoreError> {
         each!(self, s => s.live_totals(session_id, op_seq, msg_seq))
     }
+    fn live_totals_through(
+        &self,
+        session_id: &str,
+        op_seq: i64,
+        msg_seq: i64,
+    ) -> Result<Option<(LiveTotals, i64, i64)>, StoreError> {
+        each!(self, s => s.live_totals_through(session_id, op_seq, msg_seq))
+    }
     fn log_heads(&self) -> Result<(i64, i64), StoreError> {
         each!(self, s => s.log_heads())
     }

@@ -4,10 +4,12 @@
 //! committed, nothing can turn the call into an error: a view that could
 //! not be written becomes a warning on the result.
 
+use crate::store::AnyStore;
 use mnemon_core::engine::forget::{ForgetAudit, ForgetTarget, Forgotten};
 use mnemon_core::engine::{
     Checkpoint, EngineEvent, EngineStatus, EngineStore, Outcome, SessionReport,
 };
+use mnemon_core::memory::Memory;
 use mnemon_core::memory::{
     DecisionRecord, DecisionStatus, Entity, EntityChange, HotItem, HotItemChange, HotKind,
     HotStore, Message, NewDecision, NewEntity, NewMessage, NewOperation, Operation, Priority,
@@ -88,11 +90,10 @@ pub enum SessionEnd {
 pub(crate) fn render_with(
     views: &Views,
     keep_versions: u64,
-    e: &ProjectEngine,
+    m: &Memory<AnyStore>,
     events: &[EngineEvent],
     touched: Touched,
 ) -> Vec<String> {
-    let m = e.memory();
     let mut warnings = Vec::new();
     let mut note = |r: Result<()>| {
         if let Err(err) = r {
@@ -209,10 +210,10 @@ impl Mnemon {
         };
         let keep = self.keep_versions();
         match self.inner.renderer.as_ref() {
-            None => render_with(views, keep, e, events, touched),
+            None => render_with(views, keep, e.memory(), events, touched),
             Some(r) => match r.queue(Arc::clone(e), events.to_vec(), touched) {
                 Ok(()) => Vec::new(),
-                Err((events, touched)) => render_with(views, keep, e, &events, touched),
+                Err((events, touched)) => render_with(views, keep, e.memory(), &events, touched),
             },
         }
     }
@@ -362,6 +363,14 @@ impl Mnemon {
             None => Vec::new(),
         };
         let f = e.forget(&targets, dry_run)?;
+        if !dry_run {
+            // Every agent's engine counts its live window on from where it
+            // last counted; what went must not stay counted.
+            let engines = self.inner.engines.lock().unwrap_or_else(|p| p.into_inner());
+            for other in engines.values() {
+                other.recount_live();
+            }
+        }
         if !dry_run && let Some(v) = self.views() {
             v.forget(e.memory(), &f, self.keep_versions())?;
         }

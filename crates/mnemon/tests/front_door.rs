@@ -369,3 +369,46 @@ fn doctor_names_each_step_as_it_starts_and_finds_a_fresh_project_healthy() {
     assert!(r.ok(), "{:?}", r.problems);
     assert!(r.views_regenerated > 0);
 }
+
+/// An engine counts its live window on from where it last counted: writes
+/// from another handle on the file (as from another process) and what this
+/// handle forgets show in its totals as in a fresh count.
+#[test]
+fn the_live_window_counted_on_matches_a_fresh_count() {
+    let dir = tempfile::tempdir().unwrap();
+    mnemon::init(dir.path(), &mnemon::InitOptions::default()).unwrap();
+    let a = Mnemon::open(dir.path()).unwrap();
+    let b = Mnemon::open(dir.path()).unwrap();
+    let fresh = || Mnemon::open(dir.path()).unwrap().status().unwrap();
+    let mut positions = Vec::new();
+    for i in 0..40 {
+        let h = if i % 3 == 0 { &b } else { &a };
+        let w = h
+            .record(NewOperation {
+                kind: "note".into(),
+                data: json!({"text": note(i)}),
+                ..NewOperation::default()
+            })
+            .unwrap();
+        positions.push(w.value.seq);
+        if i % 4 == 0 {
+            h.message(NewMessage {
+                role: Role::User,
+                content: note(1000 + i),
+                agent: None,
+                tokens: None,
+            })
+            .unwrap();
+        }
+        let (ours, theirs) = (a.status().unwrap(), fresh());
+        assert_eq!(ours.added, theirs.added, "after write {i}");
+        assert_eq!(ours.window.used, theirs.window.used, "after write {i}");
+    }
+    a.forget(
+        &[format!("o{}", positions[7]), format!("o{}", positions[30])],
+        &[],
+        false,
+    )
+    .unwrap();
+    assert_eq!(a.status().unwrap().added, fresh().added, "after forgetting");
+}

@@ -398,6 +398,7 @@ impl<S: super::EngineStore> super::Engine<S> {
         };
         let f = self.store().forget(&req)?;
         if !f.dry_run {
+            self.recount_live();
             use crate::assemble::retrieve::HitSource;
             self.vectors.forget(
                 f.operations

@@ -347,6 +347,25 @@ pub struct Engine<S> {
     /// Its stored vectors, read once and topped up; shared by the engines
     /// of one project.
     vectors: std::sync::Arc<crate::assemble::semantic::VectorIndex>,
+    /// The live totals counted last, and through which positions.
+    live: Mutex<Option<LiveMemo>>,
+}
+
+/// Live totals of a session from an epoch's positions, counted through
+/// `through` (operation, message). Every write asks for them (its answer
+/// reports the window); counting the whole epoch each time read thousands
+/// of index entries per write once an epoch was long, so only what was
+/// logged since is counted and added.
+///
+/// A row removed from the epoch by another process (`mnemon forget` while
+/// a server runs) stays counted until the epoch's positions move (the next
+/// refresh or resume); this process's own forgetting starts the count over.
+#[derive(Debug, Clone)]
+struct LiveMemo {
+    session: String,
+    from: (i64, i64),
+    through: (i64, i64),
+    totals: LiveTotals,
 }
 
 impl<S> std::fmt::Debug for Engine<S> {
@@ -415,6 +434,7 @@ impl<S: EngineStore> Engine<S> {
             common: crate::assemble::retrieve::CommonWords::default(),
             embedder: None,
             vectors: std::sync::Arc::default(),
+            live: Mutex::new(None),
         }
     }
 
@@ -470,8 +490,7 @@ impl<S: EngineStore> Engine<S> {
         let session = self.store().active_session(agent)?;
         let totals = match &session {
             Some(s) if state.session_id.as_deref() == Some(&s.id) => {
-                self.store()
-                    .live_totals(&s.id, state.op_seq, state.msg_seq)?
+                self.live_totals(&s.id, (state.op_seq, state.msg_seq))?
             }
             _ => LiveTotals::default(),
         };
@@ -486,6 +505,45 @@ impl<S: EngineStore> Engine<S> {
             totals,
             calibration,
         })
+    }
+
+    /// The live totals of `session` from the epoch's positions `from`:
+    /// what was logged since the last count, added to it, where the store
+    /// can say through which positions it counted (see [`LiveMemo`]).
+    fn live_totals(&self, session: &str, from: (i64, i64)) -> Result<LiveTotals, StoreError> {
+        let mut memo = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        let known = memo
+            .as_ref()
+            .filter(|m| m.session == session && m.from == from)
+            .map(|m| (m.through, m.totals));
+        let (start, base) = known.unwrap_or((from, LiveTotals::default()));
+        let Some((more, op, msg)) = self
+            .store()
+            .live_totals_through(session, start.0, start.1)?
+        else {
+            *memo = None;
+            return self.store().live_totals(session, from.0, from.1);
+        };
+        let totals = LiveTotals {
+            op_tokens: base.op_tokens + more.op_tokens,
+            op_count: base.op_count + more.op_count,
+            msg_tokens: base.msg_tokens + more.msg_tokens,
+            msg_count: base.msg_count + more.msg_count,
+        };
+        *memo = Some(LiveMemo {
+            session: session.to_string(),
+            from,
+            through: (op, msg),
+            totals,
+        });
+        Ok(totals)
+    }
+
+    /// Forgets the counted totals: rows this process removed must not
+    /// stay counted (the handle calls it on every agent's engine after a
+    /// forget).
+    pub fn recount_live(&self) {
+        *self.live.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 
     /// Where the window stands now. Reads only.

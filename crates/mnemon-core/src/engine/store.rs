@@ -107,6 +107,20 @@ pub trait EngineStore: Store {
         op_seq: i64,
         msg_seq: i64,
     ) -> Result<LiveTotals, StoreError>;
+    /// [`EngineStore::live_totals`] with the newest operation and message
+    /// positions it counted (else the positions given), so a caller can
+    /// count on from them next time and add. `None` where a newer position
+    /// can become visible before an older one (PostgreSQL's sequences hand
+    /// out positions before their transactions commit, in any order):
+    /// counting on from a position there could miss a row for good.
+    fn live_totals_through(
+        &self,
+        _session_id: &str,
+        _op_seq: i64,
+        _msg_seq: i64,
+    ) -> Result<Option<(LiveTotals, i64, i64)>, StoreError> {
+        Ok(None)
+    }
     /// The newest operation and message positions in the project's log.
     fn log_heads(&self) -> Result<(i64, i64), StoreError>;
     /// `session_id`'s operations after `op_seq`, newest first, without the

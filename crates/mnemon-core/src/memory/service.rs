@@ -33,7 +33,7 @@ pub struct RestoredSession {
 
 pub struct Memory<S> {
     store: S,
-    counter: Box<dyn TokenCounter>,
+    counter: Arc<dyn TokenCounter>,
     clock: Arc<dyn Clock>,
     agent: String,
     working_limits: (usize, u64),
@@ -64,7 +64,7 @@ impl<S: Store> Memory<S> {
     ) -> Self {
         Memory {
             store,
-            counter,
+            counter: Arc::from(counter),
             clock,
             agent: agent
                 .filter(|a| !a.trim().is_empty())
@@ -72,6 +72,21 @@ impl<S: Store> Memory<S> {
                 .to_string(),
             working_limits,
             redactor: Redactor::default(),
+            redacted: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The same agent, counter, clock, limits and redaction over another
+    /// store: a reader on a connection of its own (the server's view
+    /// renderer) never waits for, nor holds up, the agent's writes.
+    pub fn over<T>(&self, store: T) -> Memory<T> {
+        Memory {
+            store,
+            counter: Arc::clone(&self.counter),
+            clock: Arc::clone(&self.clock),
+            agent: self.agent.clone(),
+            working_limits: self.working_limits,
+            redactor: self.redactor.clone(),
             redacted: std::sync::Mutex::new(Vec::new()),
         }
     }

@@ -94,13 +94,15 @@ pub fn child_server(dir: &std::path::Path, database: Option<&str>) {
 }
 
 /// This benchmark binary re-run as `--serve DIR [URL]`: the server in a
-/// process of its own. Returns the child and its base URL.
+/// process of its own, with the two glibc arenas `mnemon serve` gives
+/// itself (`MALLOC_ARENA_MAX=2`, see the CLI's `serve`). Returns the child
+/// and its base URL.
 pub fn spawn_server(
     dir: &std::path::Path,
     database: Option<&str>,
 ) -> (std::process::Child, String) {
     let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
-    cmd.arg("--serve").arg(dir);
+    cmd.arg("--serve").arg(dir).env("MALLOC_ARENA_MAX", "2");
     if let Some(url) = database {
         cmd.arg(url);
     }
