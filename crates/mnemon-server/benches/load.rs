@@ -10,6 +10,11 @@
 //! The mnemon server runs in a child process (this binary re-run with
 //! `--serve DIR`), so its peak RSS is its own, not the clients'.
 //!
+//! With `MNEMON_BENCH_EMBEDDINGS=DIR` (a sentence-transformers model
+//! directory, `scripts/embedding-model.sh` prints one) the project has
+//! retrieval by meaning on: the contexts embed their queries and the newest
+//! records, and the peak RSS includes the model.
+//!
 //! Reports: records stored, lost, duplicated and failed; p50/p95/p99 of a
 //! record for mnemon and for the bare handler; then p50/p95/p99 of an 8K
 //! context with a query over what was stored; and the server's peak RSS.
@@ -93,6 +98,12 @@ fn main() {
             },
         )
         .unwrap();
+        if let Ok(model) = std::env::var("MNEMON_BENCH_EMBEDDINGS") {
+            let config = dir.path().join(".mnemon").join("config.toml");
+            let mut text = std::fs::read_to_string(&config).unwrap();
+            text.push_str(&format!("\n[embeddings]\nprovider = \"local\"\npath = {model:?}\n"));
+            std::fs::write(&config, text).unwrap();
+        }
         let token =
             mnemon_server::create_token(dir.path(), "default", "2025-01-15T14:30:00Z").unwrap();
         let (mut child, base) = common::spawn_server(dir.path(), None);

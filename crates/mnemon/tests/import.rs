@@ -216,6 +216,15 @@ fn state(m: &Mnemon, root: &Path) -> BTreeMap<String, Vec<String>> {
         let root_name = root.file_name().unwrap().to_string_lossy();
         let text = without_digests(&text).replace(&*root_name, "<root>");
         let name = normalize(&name, &mut ids);
+        // An archived session's file ends in the first 8 hex digits of its
+        // id, a UUIDv7 whose leading bits are the wall clock's: two runs a
+        // minute apart name the same session differently.
+        let name = match name.strip_suffix(".md").and_then(|n| n.rsplit_once('_')) {
+            Some((stem, id8)) if name.starts_with("sessions/archive/") && id8.len() == 8 => {
+                format!("{stem}_<id8>.md")
+            }
+            _ => name,
+        };
         out.insert(format!("file {name}"), vec![normalize(&text, &mut ids)]);
     }
     out
