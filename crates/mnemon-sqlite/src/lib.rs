@@ -111,7 +111,7 @@ impl SqliteStore {
         let mut pause = OPEN_PAUSE;
         let mut waited = std::time::Duration::ZERO;
         loop {
-            match Self::open_once(path) {
+            match Self::open_once(path, true) {
                 Err(e) if is_busy(&e) && waited < OPEN_PATIENCE => {
                     std::thread::sleep(pause);
                     waited += pause;
@@ -122,7 +122,30 @@ impl SqliteStore {
         }
     }
 
-    fn open_once(path: &Path) -> Result<SqliteStore, StoreError> {
+    /// Another connection to this store's file, for a process that keeps
+    /// this one open. The file was checked when this one opened, and must
+    /// not be opened again outside SQLite: POSIX releases every lock a
+    /// process holds on a file when it closes any descriptor of it, so
+    /// reading the header with a descriptor of our own would drop the
+    /// locks this connection holds, and another process closing its last
+    /// connection could then checkpoint and delete the WAL under us.
+    pub fn open_another(&self) -> Result<SqliteStore, StoreError> {
+        let path = Path::new(&self.path);
+        let mut pause = OPEN_PAUSE;
+        let mut waited = std::time::Duration::ZERO;
+        loop {
+            match Self::open_once(path, false) {
+                Err(e) if is_busy(&e) && waited < OPEN_PATIENCE => {
+                    std::thread::sleep(pause);
+                    waited += pause;
+                    pause = (pause * 2).min(std::time::Duration::from_millis(200));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn open_once(path: &Path, check: bool) -> Result<SqliteStore, StoreError> {
         let shown = path.display().to_string();
         if path.is_dir() {
             return Err(StoreError::Foreign {
@@ -130,7 +153,7 @@ impl SqliteStore {
                 reason: "it is a directory, not a database file; move it aside and mnemon creates the database afresh".into(),
             });
         }
-        if path.exists() {
+        if check && path.exists() {
             check_header(path, &shown)?;
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE

@@ -129,8 +129,11 @@ enum Backend {
     /// few agents read in parallel (WAL) while a server with hundreds of
     /// agents holds a few page caches, not hundreds. Writers queue in
     /// process on one lock per file (`mnemon-sqlite`). The connection
-    /// opened to migrate the file is the first.
-    File(PathBuf, Mutex<Pool>),
+    /// opened to migrate the file is the first; the others (and the view
+    /// renderer's) are opened from it, never by path, so the file is not
+    /// opened outside SQLite while its locks are held
+    /// (`SqliteStore::open_another`).
+    File(Mutex<Pool>),
     /// One in-memory database shared by every agent of the handle.
     Memory(SqliteStore),
     /// A PostgreSQL database (`[storage] url`): one pool of connections,
@@ -278,7 +281,7 @@ impl OpenOptions {
             stores: vec![first],
             handed: 0,
         };
-        self.build(settings, Backend::File(db, Mutex::new(pool)))
+        self.build(settings, Backend::File(Mutex::new(pool)))
     }
 
     fn build(self, settings: Settings, backend: Backend) -> Result<Mnemon> {
@@ -299,7 +302,10 @@ impl OpenOptions {
                 // A file gets the renderer a connection of its own; a pool
                 // (PostgreSQL) is shared without waiting already.
                 let store = match &backend {
-                    Backend::File(db, _) => Some(AnyStore::Sqlite(SqliteStore::open(db)?)),
+                    Backend::File(pool) => {
+                        let pool = pool.lock().unwrap_or_else(|p| p.into_inner());
+                        Some(AnyStore::Sqlite(pool.stores[0].open_another()?))
+                    }
                     Backend::Postgres(pg) => Some(AnyStore::Postgres(pg.clone())),
                     Backend::Memory(_) => None,
                 };
@@ -405,11 +411,11 @@ impl Mnemon {
         let inner = &self.inner;
         let store = match &inner.backend {
             Backend::Postgres(pg) => AnyStore::Postgres(pg.clone()),
-            Backend::File(path, pool) => {
+            Backend::File(pool) => {
                 let mut pool = pool.lock().unwrap_or_else(|p| p.into_inner());
                 let turn = pool.handed;
                 let store = if turn >= pool.stores.len() && pool.stores.len() < MAX_CONNECTIONS {
-                    let store = SqliteStore::open(path)?;
+                    let store = pool.stores[0].open_another()?;
                     pool.stores.push(store.clone());
                     store
                 } else {
