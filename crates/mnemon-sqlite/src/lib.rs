@@ -153,7 +153,16 @@ impl SqliteStore {
                 reason: "it is a directory, not a database file; move it aside and mnemon creates the database afresh".into(),
             });
         }
-        if check && path.exists() {
+        // Reading the header opens the file outside SQLite, and closing that
+        // descriptor releases every POSIX lock this process holds on it: a
+        // connection of this process already open would lose its locks, and
+        // another process could then delete the WAL under it. So the header
+        // is read only by a process with no connection to the file yet, and
+        // opens of one file within a process are taken one at a time.
+        let writer = writer_for(path);
+        let alone = Arc::strong_count(&writer) == 1;
+        let _one_at_a_time = writer.lock().unwrap_or_else(|p| p.into_inner());
+        if check && alone && path.exists() {
             check_header(path, &shown)?;
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -172,10 +181,11 @@ impl SqliteStore {
         conn.execute_batch(setup).map_err(|e| map_err(&shown, e))?;
         let project_id = migrate::migrate(&conn, &shown)?;
         tune(&conn, &shown)?;
+        drop(_one_at_a_time);
         Ok(SqliteStore {
             conn: Arc::new(Mutex::new(conn)),
             gate: Arc::default(),
-            writer: writer_for(path),
+            writer,
             project_id,
             path: shown,
         })
