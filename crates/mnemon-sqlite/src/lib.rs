@@ -111,7 +111,7 @@ impl SqliteStore {
         let mut pause = OPEN_PAUSE;
         let mut waited = std::time::Duration::ZERO;
         loop {
-            match Self::open_once(path, true) {
+            match Self::open_once(path) {
                 Err(e) if is_busy(&e) && waited < OPEN_PATIENCE => {
                     std::thread::sleep(pause);
                     waited += pause;
@@ -122,30 +122,14 @@ impl SqliteStore {
         }
     }
 
-    /// Another connection to this store's file, for a process that keeps
-    /// this one open. The file was checked when this one opened, and must
-    /// not be opened again outside SQLite: POSIX releases every lock a
-    /// process holds on a file when it closes any descriptor of it, so
-    /// reading the header with a descriptor of our own would drop the
-    /// locks this connection holds, and another process closing its last
-    /// connection could then checkpoint and delete the WAL under us.
+    /// Another connection to this store's file. The same as opening its
+    /// path, which (with this store open) reads no header outside SQLite:
+    /// see `open_once`.
     pub fn open_another(&self) -> Result<SqliteStore, StoreError> {
-        let path = Path::new(&self.path);
-        let mut pause = OPEN_PAUSE;
-        let mut waited = std::time::Duration::ZERO;
-        loop {
-            match Self::open_once(path, false) {
-                Err(e) if is_busy(&e) && waited < OPEN_PATIENCE => {
-                    std::thread::sleep(pause);
-                    waited += pause;
-                    pause = (pause * 2).min(std::time::Duration::from_millis(200));
-                }
-                other => return other,
-            }
-        }
+        Self::open(Path::new(&self.path))
     }
 
-    fn open_once(path: &Path, check: bool) -> Result<SqliteStore, StoreError> {
+    fn open_once(path: &Path) -> Result<SqliteStore, StoreError> {
         let shown = path.display().to_string();
         if path.is_dir() {
             return Err(StoreError::Foreign {
@@ -162,7 +146,7 @@ impl SqliteStore {
         let writer = writer_for(path);
         let alone = Arc::strong_count(&writer) == 1;
         let _one_at_a_time = writer.lock().unwrap_or_else(|p| p.into_inner());
-        if check && alone && path.exists() {
+        if alone && path.exists() {
             check_header(path, &shown)?;
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
