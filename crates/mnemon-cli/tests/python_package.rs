@@ -1,6 +1,6 @@
 //! The Python package as its users get it: `pip install ./crates/mnemon-py`
-//! into a venv (`~/.cache/mnemon/py-venv`, with pytest, the official
-//! `openai` SDK and mypy from PyPI), then its pytest suite
+//! into a fresh venv (with pytest, the official `openai` SDK and mypy from
+//! PyPI beside it), then its pytest suite
 //! (`crates/mnemon-py/tests/`) against the `mnemon` binary this build made
 //! and a real llama-server. The wheel's Rust build is cached in
 //! `~/.cache/mnemon/py-target`, so only what changed is rebuilt.
@@ -29,32 +29,53 @@ fn cache() -> PathBuf {
     Path::new(&home).join(".cache/mnemon")
 }
 
-#[test]
-fn the_python_package_installs_and_its_tests_pass() {
-    let python = common::python::venv("py-venv", &PACKAGES, "import pytest, openai, mypy");
-    let package = repo().join("crates/mnemon-py");
-
-    // As the README says, from the repository; the wheel is rebuilt from
-    // this checkout every time (the version does not change between builds).
-    let out = Command::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--force-reinstall",
-            "--no-deps",
-        ])
-        .arg(&package)
-        .env("CARGO_TARGET_DIR", cache().join("py-target"))
+/// A fresh venv (under `dir`) with the package installed from the
+/// repository as the README says, and the test tools beside it (from pip's
+/// cache after the first run). PyPI now and then drops a connection: the
+/// install is tried three times.
+fn fresh_venv(dir: &Path) -> PathBuf {
+    let venv = dir.join("venv");
+    let made = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&venv)
         .output()
         .unwrap();
     assert!(
-        out.status.success(),
+        made.status.success(),
+        "python3 -m venv: {}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let python = venv.join("bin/python");
+    let mut last = None;
+    for attempt in 0..3 {
+        if attempt > 0 {
+            std::thread::sleep(std::time::Duration::from_secs(3));
+        }
+        let out = Command::new(&python)
+            .args(["-m", "pip", "install", "-q", "--retries", "5"])
+            .arg(repo().join("crates/mnemon-py"))
+            .args(PACKAGES)
+            .env("CARGO_TARGET_DIR", cache().join("py-target"))
+            .output()
+            .unwrap();
+        if out.status.success() {
+            return python;
+        }
+        last = Some(out);
+    }
+    let out = last.unwrap();
+    panic!(
         "pip install ./crates/mnemon-py failed:\n{}\n{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn the_python_package_installs_and_its_tests_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let python = fresh_venv(dir.path());
+    let package = repo().join("crates/mnemon-py");
 
     let llama = Llama::start(&[]);
     let out = Command::new(&python)
