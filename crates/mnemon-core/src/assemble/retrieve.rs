@@ -496,13 +496,26 @@ const NEIGHBOUR_HITS: usize = 20;
 /// A neighbour's score, as a share of the hit that brought it.
 const NEIGHBOUR_WEIGHT: f64 = 0.5;
 
+/// How many records on each side of a hit are its neighbours. The turn
+/// that answers is often not the one that matched but the reply to its
+/// reply ("what did you paint?" / "a sunset" / "it's for my daughter"):
+/// a second ring raised recall by words alone by about 0.01 at every
+/// budget on LoCoMo's development conversations and at 8K and 16K on
+/// BEAM's, and lost nowhere with meaning on; a third lost 0.01-0.02 on
+/// BEAM (BENCHMARKS.md, 2026-11-27).
+const NEIGHBOUR_REACH: i64 = 2;
+
+/// Each ring further out scores this share of the ring inside it.
+const NEIGHBOUR_DECAY: f64 = 0.4;
+
 /// Records further apart than this in time are not one exchange.
 const NEIGHBOUR_SPAN_MS: i64 = 6 * 3_600_000;
 
 /// `ranked` with the records on either side of its best log hits: a
 /// question and its answer sit in adjacent turns, and the one that matches
-/// the words is often not the one that holds the fact. A neighbour scores
-/// half of the hit that brought it (or what it scored itself, if more), so
+/// the words is often not the one that holds the fact. The adjacent records
+/// score half of the hit that brought them, the next ring out a fifth (or
+/// what they scored themselves, if more), so
 /// the allocator prices it like any other fragment and takes it when it
 /// fits. Records of another conversation that merely follow in the log
 /// (hours apart) are not neighbours. Only messages have neighbours: the
@@ -519,10 +532,14 @@ pub fn with_neighbours<S: SearchStore + ?Sized>(
         .filter(|r| r.hit.source == source)
         .take(NEIGHBOUR_HITS)
     {
-        for row in [r.hit.row - 1, r.hit.row + 1] {
-            if row > 0 {
-                wanted.push((row, r.score * NEIGHBOUR_WEIGHT, r.hit.at));
+        let mut weight = NEIGHBOUR_WEIGHT;
+        for d in 1..=NEIGHBOUR_REACH {
+            for row in [r.hit.row - d, r.hit.row + d] {
+                if row > 0 {
+                    wanted.push((row, r.score * weight, r.hit.at));
+                }
             }
+            weight *= NEIGHBOUR_DECAY;
         }
     }
     if wanted.is_empty() {
@@ -715,13 +732,15 @@ mod common_word_tests {
     }
 
     #[test]
-    fn the_best_hits_bring_their_neighbours_at_half_their_score() {
+    fn the_best_hits_bring_two_rings_of_neighbours() {
         let log = Log {
             source: HitSource::Message,
             texts: vec![
+                "did you paint anything?".into(),
                 "what breed is the new dog?".into(),
                 "the zebra import failed".into(),
                 "it is a beagle, called Rex".into(),
+                "he sleeps all day".into(),
                 "unrelated step".into(),
             ],
             asked: RefCell::new(Vec::new()),
@@ -730,13 +749,20 @@ mod common_word_tests {
         let hits = retrieve(&log, &common, "zebra", 10, None).unwrap();
         assert_eq!(hits.len(), 1);
         let with = with_neighbours(&log, hits.clone()).unwrap();
-        let ids: Vec<&str> = with.iter().map(|r| r.hit.id.as_str()).collect();
-        assert_eq!(ids[0], "m2");
-        assert!(ids.contains(&"m1") && ids.contains(&"m3"), "{ids:?}");
-        assert!(!ids.contains(&"m4"), "{ids:?}");
-        for r in &with[1..] {
-            assert!((r.score - hits[0].score * NEIGHBOUR_WEIGHT).abs() < 1e-9);
+        let score = |id: &str| with.iter().find(|r| r.hit.id == id).map(|r| r.score);
+        assert_eq!(with[0].hit.id, "m3");
+        let hit = hits[0].score;
+        for (id, share) in [
+            ("m2", NEIGHBOUR_WEIGHT),
+            ("m4", NEIGHBOUR_WEIGHT),
+            ("m1", NEIGHBOUR_WEIGHT * NEIGHBOUR_DECAY),
+            ("m5", NEIGHBOUR_WEIGHT * NEIGHBOUR_DECAY),
+        ] {
+            let got = score(id).unwrap_or_else(|| panic!("{id} missing from {with:?}"));
+            assert!((got - hit * share).abs() < 1e-9, "{id}: {got}");
         }
+        assert_eq!(score("m6"), None, "a third ring is not brought");
+        assert_eq!(with.len(), 5);
     }
 
     #[test]

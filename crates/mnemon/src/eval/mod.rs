@@ -128,6 +128,10 @@ pub struct Trace {
     pub bm25: Score,
     /// Where each evidence turn ranks in BM25's order (0-based), if at all.
     pub bm25_ranks: Vec<Option<usize>>,
+    /// The hybrid baseline's score (zero when it was not run).
+    pub hybrid: Score,
+    /// Where each evidence turn ranks in the hybrid baseline's order.
+    pub hybrid_ranks: Vec<Option<usize>>,
 }
 
 /// Ingests `d` and scores mnemon and both baselines at every budget.
@@ -319,6 +323,11 @@ pub fn recall(
                         bm25_ranks: evidence
                             .iter()
                             .map(|e| bm25_texts.iter().position(|t| t.contains(e)))
+                            .collect(),
+                        hybrid: of_method("hybrid"),
+                        hybrid_ranks: evidence
+                            .iter()
+                            .map(|e| hybrid_texts.iter().position(|t| t.contains(e)))
                             .collect(),
                     });
                 }
