@@ -229,7 +229,7 @@ def anthropic_long(base, token, upstream, log):
 def mismatch(base, token, upstream, log):
     """mnemon counts a 4,096-token window, llama-server serves 2,048: the
     requests between the two are refused upstream for length, and mnemon
-    sends each again, compacted harder, once."""
+    sends each again, compacted harder (twice at most)."""
     import openai
 
     oa = openai.OpenAI(base_url=base + "/v1", api_key=token, max_retries=0)

@@ -32,6 +32,10 @@ use crate::AppState;
 use manage::Conversation;
 use wire::{ProxyError, Request, Wire};
 
+/// Times a request the upstream refused for length is compacted again and
+/// resent, each within what the last refusal showed.
+const LENGTH_RETRIES: usize = 2;
+
 /// A conversation by project and name.
 type Conversations = HashMap<(String, String), Arc<tokio::sync::Mutex<Conversation>>>;
 
@@ -218,11 +222,18 @@ async fn proxied(
         .upstream
         .send(&target, &headers, out.body.clone())
         .await?;
-    if let upstream::Sent::Refused { status, body } = &sent
-        && wire::is_length_refusal(*status, body)
-    {
-        // The upstream counts differently (another tokenizer, a smaller
-        // window than configured): once more, within what it showed.
+    // The upstream counts differently (another tokenizer, a smaller
+    // window than configured): again, within what it showed. A compacted
+    // request is mostly mnemon's memory block (labels, dates, markup), whose
+    // tokens an estimating tokenizer undercounts more than plain turns, so
+    // the first retry can still be over: the second learns from it.
+    for _ in 0..LENGTH_RETRIES {
+        let upstream::Sent::Refused { status, body } = &sent else {
+            break;
+        };
+        if !wire::is_length_refusal(*status, body) {
+            break;
+        }
         let cap = wire::length_cap(body, out.tokens + out.answer);
         out = prepare(Some(cap)).await?;
         sent = state
