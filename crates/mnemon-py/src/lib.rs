@@ -6,7 +6,8 @@
 //! do), and answers with the value's JSON, which the pure-Python layer
 //! (`python/mnemon/__init__.py`) turns into typed objects. JSON keeps the
 //! shapes identical to what `--json` and the HTTP API print, so one
-//! document describes all three.
+//! document describes all three. An assembled context is the exception: it
+//! stays a Rust object ([`Assembled`]) whose parts Python reads as needed.
 
 use std::path::PathBuf;
 
@@ -26,7 +27,7 @@ create_exception!(
     mnemon,
     Error,
     PyException,
-    "Every error mnemon raises; `.kind` is input, storage, conflict or llm."
+    "Every error mnemon raises; the subclass says its kind: InputError, StorageError, ConflictError or LlmError."
 );
 create_exception!(
     mnemon,
