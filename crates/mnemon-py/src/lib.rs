@@ -9,12 +9,15 @@
 //! document describes all three. An assembled context is the exception: it
 //! stays a Rust object ([`Assembled`]) whose parts Python reads as needed.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use mnemon::mnemon_core::memory::{
     DecisionStatus, HotItemChange, HotKind, HotStatus, MessageQuery, NewDecision, NewMessage,
     NewOperation, OperationQuery, Phase, Priority,
 };
+use mnemon::mnemon_core::tokens::TokenCounter;
 use mnemon::{
     AskOptions, ContextQuery, ErrorClass, Format, InitOptions, Mnemon, OpenOptions, Role,
 };
@@ -172,6 +175,32 @@ impl Assembled {
 #[derive(Debug, Clone)]
 struct Handle {
     m: Mnemon,
+    /// Counters of other models' tokenizers, by model, made on first use:
+    /// a local model's `tokenizer.json` takes a fifth of a second to load,
+    /// too much to pay on every `count_tokens(model=...)`. Shared by the
+    /// handles of every agent.
+    counters: Arc<Mutex<HashMap<String, Arc<dyn TokenCounter>>>>,
+}
+
+impl Handle {
+    fn new(m: Mnemon) -> Handle {
+        Handle {
+            m,
+            counters: Arc::default(),
+        }
+    }
+
+    fn counter_for(&self, model: &str) -> mnemon::Result<Arc<dyn TokenCounter>> {
+        let mut made = self.counters.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = made.get(model) {
+            return Ok(Arc::clone(c));
+        }
+        let settings = self.m.settings();
+        let setup = settings.setup(Some(model))?;
+        let c: Arc<dyn TokenCounter> = Arc::from(settings.counter(&setup.tokenizer)?);
+        made.insert(model.to_string(), Arc::clone(&c));
+        Ok(c)
+    }
 }
 
 #[pymethods]
@@ -187,7 +216,7 @@ impl Handle {
                 opts = opts.agent(a);
             }
             let m = opts.discover(&path, None)?;
-            Ok(Handle { m })
+            Ok(Handle::new(m))
         })
         .map_err(raise)
     }
@@ -198,7 +227,7 @@ impl Handle {
     fn in_memory(py: Python<'_>, config: Option<String>) -> PyResult<Handle> {
         py.detach(move || {
             let m = OpenOptions::new().in_memory(config.as_deref())?;
-            Ok(Handle { m })
+            Ok(Handle::new(m))
         })
         .map_err(raise)
     }
@@ -225,6 +254,7 @@ impl Handle {
         }
         Ok(Handle {
             m: self.m.for_agent(name),
+            counters: Arc::clone(&self.counters),
         })
     }
 
@@ -500,11 +530,7 @@ impl Handle {
     fn count_tokens(&self, py: Python<'_>, text: &str, model: Option<String>) -> PyResult<u64> {
         py.detach(|| match model {
             None => self.m.count_tokens(text),
-            Some(model) => {
-                let settings = self.m.settings();
-                let setup = settings.setup(Some(&model))?;
-                Ok(settings.counter(&setup.tokenizer)?.count(text) as u64)
-            }
+            Some(model) => Ok(self.counter_for(&model)?.count(text) as u64),
         })
         .map_err(raise)
     }
