@@ -89,35 +89,55 @@ fn a_directory_without_a_model_is_refused_with_what_to_do() {
     assert!(err.contains("[embeddings] path"), "{err}");
 }
 
-/// Queries go through the 8-bit encoder, documents through candle in
-/// `f32`: for a model without a query instruction the two must give the
-/// same vector but for rounding, or queries would drift away from the
-/// documents they are meant to find.
+/// Vectors recorded from candle-transformers' `f32` BERT on this model
+/// (`tests/data/all-MiniLM-L6-v2-f32.json`), which embedded mnemon's
+/// documents until the 8-bit encoder took over: vectors stored then must
+/// stay where new ones land, text by text, or a project embedded before
+/// would find less.
 #[test]
-fn a_query_has_the_vector_the_document_encoder_gives_it() {
-    let texts = [
-        "What breed is my dog?",
-        "why did the login cache fail",
-        "When did we move the billing service to the new cluster, and who approved it?",
-        "x",
-        "Deploy the API on Friday.",
-        "Summarize every decision about the database schema made in March 2024.",
-        "¿Dónde está la estación de tren más cercana?",
-        "ERROR 1045 (28000): Access denied for user 'root'@'localhost' (using password: YES)",
-        "fn main() { println!(\"{}\", 2 + 2); }",
-        "",
-    ];
-    let long = "The quarterly report lists every incident of the last three months. ".repeat(30);
-    let mut texts: Vec<&str> = texts.to_vec();
-    texts.push(&long);
-    let documents = model().embed(&texts).unwrap();
-    let mut worst = 1.0f32;
-    for (t, d) in texts.iter().zip(&documents) {
-        let q = model().embed_query(t).unwrap();
-        assert_eq!(q.len(), d.len());
-        let c = cos(&q, d);
-        println!("{c:.5}  {t:.40}");
-        worst = worst.min(c);
+fn vectors_stay_where_the_f32_model_put_them() {
+    #[derive(serde::Deserialize)]
+    struct Row {
+        text: String,
+        vector: Vec<f32>,
     }
+    #[derive(serde::Deserialize)]
+    struct Reference {
+        rows: Vec<Row>,
+    }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/all-MiniLM-L6-v2-f32.json");
+    let reference: Reference =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let texts: Vec<&str> = reference.rows.iter().map(|r| r.text.as_str()).collect();
+    let documents = model().embed(&texts).unwrap();
+    let (mut worst, mut sum) = (1.0f32, 0.0f32);
+    for (row, d) in reference.rows.iter().zip(&documents) {
+        let c = cos(&row.vector, d);
+        println!("{c:.5}  {:.40}", row.text);
+        worst = worst.min(c);
+        sum += c;
+        // No query instruction for this model: a query is a document.
+        assert_eq!(model().embed_query(&row.text).unwrap(), *d);
+    }
+    let mean = sum / texts.len() as f32;
     assert!(worst > 0.995, "worst cosine {worst}");
+    assert!(mean > 0.999, "mean cosine {mean}");
+}
+
+#[test]
+fn a_model_with_damaged_weights_is_refused_naming_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    for f in ["config.json", "tokenizer.json"] {
+        std::fs::copy(model_dir().join(f), tmp.path().join(f)).unwrap();
+    }
+    std::fs::write(
+        tmp.path().join("model.safetensors"),
+        b"\x10\0\0\0\0\0\0\0{}",
+    )
+    .unwrap();
+    let err = LocalEmbedder::open(tmp.path(), None)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("model.safetensors"), "{err}");
+    assert!(err.contains("safetensors"), "{err}");
 }

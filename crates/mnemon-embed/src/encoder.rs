@@ -1,25 +1,25 @@
-//! The encoder that embeds queries: the same BERT as the model's, run
-//! without candle, with every weight matrix in 8-bit integers (one scale
-//! per output row) and activations in `f32`.
+//! The encoder that embeds documents and queries: BERT, with every
+//! weight matrix in 8-bit integers (one scale per output row) and
+//! activations in `f32`, one text at a time.
 //!
-//! Why a second encoder: a context waits for its query's vector, and a
-//! query is a few word pieces, so each matrix product reads a whole weight
-//! matrix for a handful of tokens. Through candle that was 42 MB of `f32`
-//! weights and the set-up of some hundred small operations per query; here
-//! the weights are a quarter of the bytes, widened to `f32` once per group
-//! of four tokens, and the whole pass allocates a few buffers per layer.
-//! On the machine of BENCHMARKS.md a query went from 6.0 to 3.3 ms.
+//! Why its own encoder and not a tensor library's: a query is a few word
+//! pieces, so each matrix product reads a whole weight matrix for a
+//! handful of tokens. Through candle that was 42 MB of `f32` weights and
+//! the set-up of some hundred small operations per query; here the weights
+//! are a quarter of the bytes, widened to `f32` once per group of four
+//! tokens, and the whole pass allocates a few buffers per layer (a query
+//! went from 6.0 to 3.3 ms). Documents go through it too: one text at a
+//! time wastes nothing on padding, so it embeds as many texts a second as
+//! candle's padded `f32` batches did, and a process keeps one 23 MB copy
+//! of the model instead of 90 MB of `f32` beside it (BENCHMARKS.md).
 //!
-//! Documents stay on candle's `f32` model: the vectors already stored
-//! came from it, and a batch of long texts is what its matrix products
-//! are built for. Weight-only quantization keeps a query's vector within a
-//! cosine of 0.996 of candle's (0.9995 for most texts; `tests/local.rs`),
-//! and recall on BEAM was the same to the third decimal, so queries still
-//! meet documents in one space.
+//! Weight-only quantization keeps a vector within a cosine of 0.995 of the
+//! `f32` model's (0.9995 on average; `tests/local.rs` compares with vectors
+//! recorded from candle's `f32` BERT), and recall was the same to the
+//! third decimal, so vectors stored before still meet new ones in one
+//! space.
 
-use std::collections::HashMap;
-
-use candle_core::Tensor;
+use crate::safetensors::Safetensors;
 use rayon::prelude::*;
 use serde::Deserialize;
 
@@ -73,18 +73,20 @@ fn quantize(row: &[f32]) -> (impl Iterator<Item = i8> + '_, f32) {
 }
 
 impl Table {
-    fn of(weights: &[f32], width: usize) -> Table {
-        let mut values = Vec::with_capacity(weights.len());
-        let mut scales = Vec::with_capacity(weights.len() / width.max(1));
-        for row in weights.chunks_exact(width) {
-            let (q, scale) = quantize(row);
-            values.extend(q);
-            scales.push(scale);
-        }
+    fn with_capacity(rows: usize, width: usize) -> Table {
         Table {
-            values,
-            scales,
+            values: Vec::with_capacity(rows * width),
+            scales: Vec::with_capacity(rows),
             width,
+        }
+    }
+
+    /// Appends whole rows.
+    fn extend(&mut self, weights: &[f32]) {
+        for row in weights.chunks_exact(self.width) {
+            let (q, scale) = quantize(row);
+            self.values.extend(q);
+            self.scales.push(scale);
         }
     }
 
@@ -280,8 +282,9 @@ struct Layer {
 }
 
 /// A BERT encoder for one text at a time, in 8-bit weights.
-pub(crate) struct QueryEncoder {
+pub(crate) struct Encoder {
     words: Table,
+    activation: Activation,
     positions: Vec<f32>,
     types: Vec<f32>,
     embedding_norm: Norm,
@@ -291,8 +294,7 @@ pub(crate) struct QueryEncoder {
     eps: f32,
 }
 
-/// Why the encoder was not built; the model then embeds queries with
-/// candle as it embeds documents.
+/// Why the encoder could not be built from a model's files.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Unsupported {
     #[error("{0}")]
@@ -302,61 +304,45 @@ pub(crate) enum Unsupported {
 }
 
 struct Weights<'a> {
-    tensors: &'a HashMap<String, Tensor>,
+    file: &'a Safetensors,
     prefix: String,
 }
 
 impl Weights<'_> {
-    fn get(&self, name: &str, len: usize) -> Result<Vec<f32>, Unsupported> {
-        self.with(name, len, <[f32]>::to_vec)
-    }
-
-    /// `f` on the values of weight `name` (`len` of them), read in place
-    /// when the file holds them as `f32`: copying a model's 90 MB was a
-    /// third of building the encoder.
-    fn with<R>(
-        &self,
-        name: &str,
-        len: usize,
-        f: impl FnOnce(&[f32]) -> R,
-    ) -> Result<R, Unsupported> {
+    fn fail(&self, name: &str) -> impl Fn(String) -> Unsupported + '_ {
         let full = format!("{}{name}", self.prefix);
-        let fail = |reason: String| Unsupported::Weight {
+        move |reason| Unsupported::Weight {
             name: full.clone(),
             reason,
-        };
-        let t = self
-            .tensors
-            .get(&full)
-            .ok_or_else(|| fail("missing".into()))?;
-        if t.elem_count() != len {
-            return Err(fail(format!(
-                "{} values where {len} were expected",
-                t.elem_count()
-            )));
         }
-        {
-            let (storage, layout) = t.storage_and_layout();
-            if let (candle_core::Storage::Cpu(cpu), Some((from, to))) =
-                (&*storage, layout.contiguous_offsets())
-                && let Ok(values) = cpu.as_slice::<f32>()
-            {
-                return Ok(f(&values[from..to]));
-            }
-        }
-        let v = t
-            .to_dtype(candle_core::DType::F32)
-            .and_then(|t| t.flatten_all())
-            .and_then(|t| t.to_vec1::<f32>())
-            .map_err(|e| fail(e.to_string()))?;
-        Ok(f(&v))
+    }
+
+    fn get(&self, name: &str, len: usize) -> Result<Vec<f32>, Unsupported> {
+        self.file
+            .read(&format!("{}{name}", self.prefix), len)
+            .map_err(self.fail(name))
     }
 
     fn rows(&self, name: &str, outputs: usize, inputs: usize) -> Result<Linear, Unsupported> {
         let b = self.get(&format!("{name}.bias"), outputs)?;
-        self.with(&format!("{name}.weight"), outputs * inputs, |w| {
-            Linear::of(w, b, inputs)
-        })
+        let w = self.get(&format!("{name}.weight"), outputs * inputs)?;
+        Ok(Linear::of(&w, b, inputs))
+    }
+
+    /// A table of `rows × width`, quantized a slice at a time so its
+    /// `f32` values are never all in memory (the word-piece table is half
+    /// the model).
+    fn table(&self, name: &str, rows: usize, width: usize) -> Result<Table, Unsupported> {
+        let mut table = Table::with_capacity(rows, width);
+        self.file
+            .read_rows(
+                &format!("{}{name}", self.prefix),
+                rows * width,
+                width,
+                |slice| table.extend(slice),
+            )
+            .map_err(self.fail(name))?;
+        Ok(table)
     }
 
     fn norm(&self, name: &str, d: usize) -> Result<Norm, Unsupported> {
@@ -367,17 +353,18 @@ impl Weights<'_> {
     }
 }
 
-impl QueryEncoder {
-    pub(crate) fn build(
-        shape: &Shape,
-        tensors: &HashMap<String, Tensor>,
-    ) -> Result<QueryEncoder, Unsupported> {
-        if shape.hidden_act != "gelu" {
-            return Err(Unsupported::Shape(format!(
-                "activation {}",
-                shape.hidden_act
-            )));
-        }
+impl Encoder {
+    pub(crate) fn build(shape: &Shape, file: &Safetensors) -> Result<Encoder, Unsupported> {
+        let activation = match shape.hidden_act.as_str() {
+            "gelu" => Activation::Gelu,
+            "gelu_new" | "gelu_pytorch_tanh" | "gelu_approximate" => Activation::GeluTanh,
+            "relu" => Activation::Relu,
+            other => {
+                return Err(Unsupported::Shape(format!(
+                    "activation {other} (gelu, gelu_new and relu are read)"
+                )));
+            }
+        };
         if shape.position_embedding_type != "absolute" {
             return Err(Unsupported::Shape(format!(
                 "position embeddings {}",
@@ -395,22 +382,16 @@ impl QueryEncoder {
         let prefix = [String::new()]
             .into_iter()
             .chain(shape.model_type.iter().map(|m| format!("{m}.")))
-            .find(|p| tensors.contains_key(&format!("{p}embeddings.word_embeddings.weight")))
+            .find(|p| file.contains(&format!("{p}embeddings.word_embeddings.weight")))
             .ok_or_else(|| Unsupported::Weight {
                 name: "embeddings.word_embeddings.weight".into(),
                 reason: "missing".into(),
             })?;
-        let w = Weights { tensors, prefix };
-        let count = |name: &str| {
-            tensors
-                .get(&format!("{}{name}", w.prefix))
-                .map_or(0, |t| t.dims().first().copied().unwrap_or(0))
-        };
+        let w = Weights { file, prefix };
+        let count = |name: &str| file.rows(&format!("{}{name}", w.prefix));
         let vocab = count("embeddings.word_embeddings.weight");
         let max_positions = count("embeddings.position_embeddings.weight");
-        let words = w.with("embeddings.word_embeddings.weight", vocab * h, |t| {
-            Table::of(t, h)
-        })?;
+        let words = w.table("embeddings.word_embeddings.weight", vocab, h)?;
         let positions = w.get("embeddings.position_embeddings.weight", max_positions * h)?;
         let types = w.get(
             "embeddings.token_type_embeddings.weight",
@@ -433,8 +414,9 @@ impl QueryEncoder {
                 })
             })
             .collect::<Result<Vec<_>, Unsupported>>()?;
-        Ok(QueryEncoder {
+        Ok(Encoder {
             words,
+            activation,
             positions,
             types,
             embedding_norm,
@@ -531,7 +513,11 @@ impl QueryEncoder {
         }
         l.attention_norm.apply(&mut a, self.eps);
         let mut inner = l.intermediate.apply(&a, n);
-        pulp::Arch::new().dispatch(Gelu(&mut inner));
+        match self.activation {
+            Activation::Gelu => pulp::Arch::new().dispatch(Gelu(&mut inner)),
+            Activation::GeluTanh => inner.iter_mut().for_each(|v| *v = gelu_tanh(*v)),
+            Activation::Relu => inner.iter_mut().for_each(|v| *v = v.max(0.0)),
+        }
         let mut out = l.output.apply(&inner, n);
         for (o, a) in out.iter_mut().zip(&a) {
             *o += a;
@@ -547,6 +533,21 @@ impl QueryEncoder {
 /// [`pulp::Arch::dispatch`] picks; with `libm`'s `erff` it was an eighth
 /// of a query's time.
 struct Gelu<'a>(&'a mut [f32]);
+
+/// The layers' activation, as `config.json`'s `hidden_act` names it.
+#[derive(Debug, Clone, Copy)]
+enum Activation {
+    /// The erf form, all-MiniLM-L6-v2's and bge's.
+    Gelu,
+    /// The tanh approximation some BERTs were trained with.
+    GeluTanh,
+    Relu,
+}
+
+fn gelu_tanh(x: f32) -> f32 {
+    const C: f32 = 0.797_884_6; // √(2/π)
+    0.5 * x * (1.0 + (C * (x + 0.044_715 * x * x * x)).tanh())
+}
 
 impl pulp::WithSimd for Gelu<'_> {
     type Output = ();
