@@ -65,7 +65,7 @@ fn a_fact_said_in_other_words_is_nearest_its_question() {
 }
 
 #[test]
-fn a_text_has_the_same_vector_alone_and_padded_in_a_batch() {
+fn a_text_has_the_same_vector_alone_and_in_a_batch() {
     let short = "Deploy the API on Friday.";
     let long = "The quarterly report lists every incident of the last three months, \
                 with the root cause, the time to recovery and the follow-up tasks.";
