@@ -43,6 +43,8 @@ const WORDS: &[&str] = &[
     "0.87",
 ];
 
+const GROUPS: &[&str] = &["2024-03-15", "2024-03-16", "日本語 🙂"];
+
 fn text() -> impl Strategy<Value = String> {
     prop::collection::vec(prop::sample::select(WORDS), 1..30).prop_map(|w| w.join(" "))
 }
@@ -52,7 +54,13 @@ fn offers() -> impl Strategy<Value = BTreeMap<SectionKind, Vec<Candidate>>> {
         (
             prop::sample::select(SectionKind::ALL.to_vec()),
             prop::collection::vec(
-                (text(), 0u8..40, any::<bool>(), proptest::option::of(text())),
+                (
+                    text(),
+                    0u8..40,
+                    any::<bool>(),
+                    proptest::option::of(text()),
+                    proptest::option::of(prop::sample::select(GROUPS)),
+                ),
                 0..12,
             ),
         ),
@@ -62,7 +70,8 @@ fn offers() -> impl Strategy<Value = BTreeMap<SectionKind, Vec<Candidate>>> {
         let mut out: BTreeMap<SectionKind, Vec<Candidate>> = BTreeMap::new();
         for (kind, items) in secs {
             let v = out.entry(kind).or_default();
-            for (t, id, user, short) in items {
+            for (t, id, user, short, group) in items {
+                let group = group.map(str::to_string);
                 let role = Some(if user { Role::User } else { Role::Assistant });
                 // Some offer a shorter form with the same id.
                 let excerpt = short.map(|text| {
@@ -74,6 +83,7 @@ fn offers() -> impl Strategy<Value = BTreeMap<SectionKind, Vec<Candidate>>> {
                         order: id as i64,
                         role,
                         excerpt: None,
+                        group: group.clone(),
                     })
                 });
                 v.push(Candidate {
@@ -85,6 +95,8 @@ fn offers() -> impl Strategy<Value = BTreeMap<SectionKind, Vec<Candidate>>> {
                     order: id as i64,
                     role,
                     excerpt,
+                    // Some are shown under a heading shared with others.
+                    group,
                 });
             }
         }
@@ -170,6 +182,7 @@ fn space_a_section_does_not_use_flows_to_the_others() {
             order: 200 - i,
             role: None,
             excerpt: None,
+            group: None,
         })
         .collect();
     let offers: BTreeMap<_, _> = [(SectionKind::WorkingMemory, working)]
@@ -198,6 +211,7 @@ fn required_sections_that_do_not_fit_say_what_they_need() {
         order: 0,
         role: None,
         excerpt: None,
+        group: None,
     }];
     let offers: BTreeMap<_, _> = [(SectionKind::HotContext, hot)].into_iter().collect();
     let a = Assembler {
@@ -247,7 +261,9 @@ fn a_fragment_too_long_to_fit_comes_in_as_its_best_sentences() {
             order: 0,
             role: None,
             excerpt: None,
+            group: None,
         })),
+        group: None,
     };
     let plan = BudgetPlan::preset("qa").unwrap();
     let offers: BTreeMap<_, _> = [(SectionKind::Fragments, vec![whole])]
@@ -269,5 +285,70 @@ fn a_fragment_too_long_to_fit_comes_in_as_its_best_sentences() {
     assert!(
         out.text.contains("Lunch was late again."),
         "the whole record when it fits"
+    );
+}
+
+#[test]
+fn a_group_heading_is_written_once_and_its_items_follow_it() {
+    let counter = OpenAiBpe::new(Encoding::Cl100kBase);
+    let item = |id: &str, order: i64, day: &str| Candidate {
+        id: id.into(),
+        provenance: Vec::new(),
+        text: format!("[{id}] Nate: the tournament in Tampa"),
+        score: 1.0,
+        order,
+        role: None,
+        excerpt: None,
+        group: Some(day.into()),
+    };
+    // Ranked m9 first, but days are shown in their order.
+    let offers: BTreeMap<_, _> = [(
+        SectionKind::Fragments,
+        vec![
+            item("m9", 0, "2022-05-02"),
+            item("m3", 1, "2022-05-01"),
+            item("m10", 2, "2022-05-02"),
+        ],
+    )]
+    .into_iter()
+    .collect();
+    let a = Assembler {
+        counter: &counter,
+        chat: CHATML,
+        format: Format::Markdown,
+    };
+    let plan = BudgetPlan::preset("qa").unwrap();
+    let out = a.assemble(&plan, 2_000, &offers).unwrap();
+    assert_eq!(
+        out.text.matches("### 2022-05-02\n").count(),
+        1,
+        "{}",
+        out.text
+    );
+    let at = |s: &str| out.text.find(s).unwrap();
+    assert!(at("### 2022-05-01") < at("[m3]"));
+    assert!(at("[m3]") < at("### 2022-05-02"));
+    assert!(at("### 2022-05-02") < at("[m9]") && at("[m9]") < at("[m10]"));
+    assert_eq!(out.tokens, counter.count(&out.text) as u64);
+    let items = &out.sections[0].items;
+    assert_eq!(items[0].group.as_deref(), Some("2022-05-01"));
+
+    // Headings are paid once per group: the least budget that holds all
+    // three items is the exact text's, give or take the section heading's
+    // blank line the estimate counts; a heading paid per item would need
+    // two more headings (16 tokens).
+    let usable = |b: u64| b - b * plan.reserve_ppm as u64 / 1_000_000;
+    let least = (out.tokens..)
+        .find(|b| {
+            a.assemble(&plan, *b, &offers).unwrap().sections[0]
+                .items
+                .len()
+                == 3
+        })
+        .unwrap();
+    assert!(
+        usable(least) <= out.tokens + 2,
+        "{least} for {}",
+        out.tokens
     );
 }

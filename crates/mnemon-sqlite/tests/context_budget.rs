@@ -168,7 +168,11 @@ proptest! {
         preset in prop::sample::select(PRESETS.to_vec()),
         budget in 0u64..3_000,
         format in prop::sample::select(vec![Format::Markdown, Format::Json, Format::Messages]),
-        query in prop::option::of(prop::collection::vec(prop::sample::select(WORDS.to_vec()), 1..4)),
+        // "when" asks about time: fragments then come under their day.
+        query in prop::option::of(prop::collection::vec(
+            prop::sample::select([&WORDS[..], &["when"]].concat()),
+            1..4,
+        )),
     ) {
         let e = stored(&c);
         let plan = BudgetPlan::preset(preset).unwrap();

@@ -46,6 +46,12 @@ pub struct Candidate {
     /// when the whole item does not fit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub excerpt: Option<Box<Candidate>>,
+    /// A heading shared by the items shown under it (a fragment's day, for
+    /// a question about time), written once before its group and costing
+    /// once: a date on every line took a fifth of a dated context.
+    /// Groups are shown in the order of their headings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -80,6 +86,9 @@ pub struct ItemOut {
     pub tokens: u64,
     pub score: f64,
     pub text: String,
+    /// The heading the item is shown under, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -177,6 +186,9 @@ impl Assembler<'_> {
         let mut stack: Vec<(SectionKind, usize)> = Vec::new();
         let cost = |c: &Candidate| self.line_cost(c);
         let heading = |k: SectionKind| k.heading().map_or(2, |h| self.counter.count(h) as u64 + 2);
+        let group_cost = |g: &str| self.counter.count(&format!("{}\n", group_heading(g))) as u64;
+        // The groups each section has begun, whose headings are paid for.
+        let mut groups_in: BTreeSet<(SectionKind, &str)> = BTreeSet::new();
 
         // Required sections go in whole.
         let mut required = Vec::new();
@@ -184,6 +196,9 @@ impl Assembler<'_> {
             for c in offer(s.kind) {
                 if used_ids.insert(&c.id) {
                     chosen.entry(s.kind).or_default().push(c);
+                    if let Some(g) = &c.group {
+                        groups_in.insert((s.kind, g));
+                    }
                 }
             }
             required.push(s.kind.name());
@@ -215,7 +230,11 @@ impl Assembler<'_> {
                 };
                 let mut section_cost: u64 = chosen.get(&s.kind).map_or(0, |v| {
                     v.iter().map(|c| cost(c)).sum::<u64>() + heading(s.kind)
-                });
+                }) + groups_in
+                    .iter()
+                    .filter(|(k, _)| *k == s.kind)
+                    .map(|(_, g)| group_cost(g))
+                    .sum::<u64>();
                 for whole in offer(s.kind) {
                     // No item line is shorter than this; counting the rest
                     // of a long offer to reject each one is wasted work.
@@ -229,7 +248,11 @@ impl Assembler<'_> {
                         heading(s.kind)
                     } else {
                         0
-                    };
+                    } + whole
+                        .group
+                        .as_deref()
+                        .filter(|g| !groups_in.contains(&(s.kind, *g)))
+                        .map_or(0, group_cost);
                     let fits = |c: &Candidate| {
                         let add = cost(c) + head;
                         section_cost + add <= cap && estimate + add <= usable
@@ -259,6 +282,9 @@ impl Assembler<'_> {
                     section_cost += add;
                     estimate += add;
                     used_ids.insert(&c.id);
+                    if let Some(g) = &c.group {
+                        groups_in.insert((s.kind, g));
+                    }
                     let v = chosen.entry(s.kind).or_default();
                     v.push(c);
                     stack.push((s.kind, v.len() - 1));
@@ -343,6 +369,7 @@ impl Assembler<'_> {
                             tokens: self.line_cost(c),
                             score: c.score,
                             text: fence::neutralize(&c.text).into_owned(),
+                            group: c.group.clone(),
                         })
                         .collect(),
                 }
@@ -379,7 +406,8 @@ fn display_order<'c>(
                 return None;
             }
             let mut v = v.clone();
-            v.sort_by_key(|c| c.order);
+            // Ungrouped items first; `None` sorts before any heading.
+            v.sort_by(|a, b| a.group.cmp(&b.group).then(a.order.cmp(&b.order)));
             Some((k, v))
         })
         .collect()
@@ -410,7 +438,12 @@ fn pieces(
             SectionKind::ProjectState | SectionKind::WorkPlan => "\n\n",
             _ => "\n",
         };
+        let mut group: Option<&str> = None;
         for c in items {
+            if let Some(g) = c.group.as_deref().filter(|g| group != Some(*g)) {
+                out.push((group_heading(g), "\n"));
+                group = Some(g);
+            }
             let text = match (kind, c.role) {
                 (SectionKind::RecentMessages, Some(r)) => {
                     format!("{}: {}", r.name(), fence::neutralize(&c.text))
@@ -427,6 +460,12 @@ fn pieces(
         out.push((fence::CLOSE.to_string(), ""));
     }
     out
+}
+
+/// The line a group of items is shown under: a heading one level below
+/// the section's.
+fn group_heading(group: &str) -> String {
+    format!("### {}", fence::neutralize(group))
 }
 
 fn render_markdown(chosen: &Chosen<'_>, plan: &BudgetPlan, with_messages: bool) -> String {
