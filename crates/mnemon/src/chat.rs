@@ -69,6 +69,7 @@ impl ChatSession {
         on_text: &mut dyn FnMut(&str),
     ) -> Result<ChatReply> {
         let mut reply = self.chat.handle(line)?;
+        #[cfg(feature = "llm")]
         if reply.kind == ReplyKind::NotUnderstood
             && self.mnemon.settings().loaded().config.llm.enabled()
         {
@@ -85,6 +86,8 @@ impl ChatSession {
                 warnings: asked.written.warnings,
             });
         }
+        #[cfg(not(feature = "llm"))]
+        let _ = (&mut reply, on_text);
         Ok(self.settle(reply))
     }
 

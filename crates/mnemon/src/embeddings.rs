@@ -3,8 +3,12 @@
 //! costs a fraction of a second), then shared by every agent's engine with
 //! one in-memory index of the stored vectors.
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::path::Path;
+#[cfg(feature = "embeddings")]
+use std::path::PathBuf;
+use std::sync::Arc;
+#[cfg(feature = "embeddings")]
+use std::sync::Mutex;
 
 use mnemon_core::assemble::semantic::{EmbedError, Embedder, VectorIndex};
 use mnemon_core::config::{EmbeddingProvider, EmbeddingsSection};
@@ -36,15 +40,29 @@ pub(crate) fn from_config(section: &EmbeddingsSection, root: &Path) -> Option<Se
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_else(|| dir.display().to_string())
             });
-            Arc::new(Lazy::local(dir, name))
+            #[cfg(feature = "embeddings")]
+            let local = Arc::new(Lazy::local(dir, name));
+            #[cfg(not(feature = "embeddings"))]
+            let local = Arc::new(Missing {
+                name,
+                feature: "embeddings",
+            });
+            local
         }
         EmbeddingProvider::Ollama | EmbeddingProvider::Openai => {
-            Arc::new(mnemon_llm::HttpEmbedder::new(
+            #[cfg(feature = "llm")]
+            let remote = Arc::new(mnemon_llm::HttpEmbedder::new(
                 provider == EmbeddingProvider::Ollama,
                 section.base_url.as_deref(),
                 section.model.as_deref().unwrap_or_default(),
                 section.api_key_env.as_deref(),
-            ))
+            ));
+            #[cfg(not(feature = "llm"))]
+            let remote = Arc::new(Missing {
+                name: section.model.clone().unwrap_or_default(),
+                feature: "llm",
+            });
+            remote
         }
     };
     Some(Semantic {
@@ -53,13 +71,41 @@ pub(crate) fn from_config(section: &EmbeddingsSection, root: &Path) -> Option<Se
     })
 }
 
+/// A model this build cannot run (its feature is off). Its vectors'
+/// name stays the configured one, so what is stored stays found once a
+/// build with the feature runs; each query says why meaning is off.
+#[cfg(any(not(feature = "embeddings"), not(feature = "llm")))]
+struct Missing {
+    name: String,
+    feature: &'static str,
+}
+
+#[cfg(any(not(feature = "embeddings"), not(feature = "llm")))]
+impl Embedder for Missing {
+    fn model(&self) -> &str {
+        &self.name
+    }
+
+    fn embed(&self, _: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Err(EmbedError::Failed {
+            model: self.name.clone(),
+            reason: format!(
+                "this build of the mnemon library cannot run it (build it with the `{}` feature; the mnemon CLI and server have it)",
+                self.feature
+            ),
+        })
+    }
+}
+
 /// A local model, loaded when it is first asked for a vector.
+#[cfg(feature = "embeddings")]
 struct Lazy {
     dir: PathBuf,
     name: String,
     loaded: Mutex<Option<Arc<mnemon_embed::LocalEmbedder>>>,
 }
 
+#[cfg(feature = "embeddings")]
 impl Lazy {
     fn local(dir: PathBuf, name: String) -> Lazy {
         Lazy {
@@ -86,6 +132,7 @@ impl Lazy {
     }
 }
 
+#[cfg(feature = "embeddings")]
 impl Embedder for Lazy {
     fn model(&self) -> &str {
         &self.name

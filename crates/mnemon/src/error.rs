@@ -35,6 +35,7 @@ pub enum Error {
     Lost(String),
     /// The model server failed, refused or could not be reached. Nothing
     /// that depended on its answer was stored.
+    #[cfg(feature = "llm")]
     #[error(transparent)]
     Llm(#[from] mnemon_llm::LlmError),
     /// A value given by the caller that is not usable, with what to do.
@@ -97,9 +98,11 @@ impl Error {
             Error::Store(e) | Error::Engine(EngineError::Store(e)) => store_class(e),
             Error::Engine(EngineError::Conflict(_)) => ErrorClass::Conflict,
             Error::Io { .. } | Error::Lost(_) => ErrorClass::Storage,
+            #[cfg(feature = "llm")]
             Error::Llm(
                 mnemon_llm::LlmError::Config(_) | mnemon_llm::LlmError::MissingKey { .. },
             ) => ErrorClass::Input,
+            #[cfg(feature = "llm")]
             Error::Llm(_) => ErrorClass::Llm,
             _ => ErrorClass::Input,
         }

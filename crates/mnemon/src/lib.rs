@@ -48,6 +48,10 @@ pub mod eval;
 pub mod identity;
 pub mod import;
 mod init;
+#[cfg(feature = "llm")]
+mod llm;
+#[cfg(not(feature = "llm"))]
+#[path = "llm_off.rs"]
 mod llm;
 mod maintenance;
 mod reads;
@@ -60,7 +64,9 @@ mod views;
 mod writes;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+#[cfg(feature = "postgres")]
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 pub use background::ProjectEvent;
@@ -68,10 +74,12 @@ pub use chat::{ChatReply, ChatSession};
 pub use clock::{ReplayClock, SystemClock};
 pub use error::{Error, ErrorClass, Result};
 pub use init::{InitOptions, Initialized, init};
+#[cfg(feature = "llm")]
 pub use llm::{AskOptions, AskRequest, Asked, ProbeReport};
 pub use maintenance::{DoctorReport, DoctorStep, Migrated, Restored, restore};
 pub use mnemon_core::engine::forget::{ForgetAudit, ForgetTarget, Forgotten};
 pub use mnemon_core::memory::Health;
+#[cfg(feature = "llm")]
 pub use mnemon_llm;
 pub use reads::{CheckpointSource, ContextQuery};
 pub use settings::{
@@ -96,6 +104,7 @@ pub use mnemon_core::memory::{
 use mnemon_core::engine::Engine;
 use mnemon_core::memory::{Clock, Memory};
 use mnemon_core::setup::Setup;
+#[cfg(feature = "postgres")]
 use mnemon_postgres::PgStore;
 use mnemon_sqlite::SqliteStore;
 
@@ -138,6 +147,7 @@ enum Backend {
     Memory(SqliteStore),
     /// A PostgreSQL database (`[storage] url`): one pool of connections,
     /// shared by every agent of the handle.
+    #[cfg(feature = "postgres")]
     Postgres(PgStore),
 }
 
@@ -264,8 +274,23 @@ impl OpenOptions {
         };
         let storage = settings.loaded().config.storage.clone();
         if let Some(url) = storage.url.as_deref().filter(|u| !u.trim().is_empty()) {
-            let store = open_postgres(url, storage.schema.as_deref())?;
-            return self.build(settings, Backend::Postgres(store));
+            #[cfg(feature = "postgres")]
+            {
+                let store = open_postgres(url, storage.schema.as_deref())?;
+                return self.build(settings, Backend::Postgres(store));
+            }
+            #[cfg(not(feature = "postgres"))]
+            {
+                let _ = url;
+                let from = settings
+                    .loaded()
+                    .origins
+                    .get("storage.url")
+                    .map_or_else(|| "the configuration".to_string(), ToString::to_string);
+                return Err(Error::Input(format!(
+                    "[storage] url is set ({from}), but this build of the mnemon library has no PostgreSQL support; build it with the `postgres` feature (the mnemon CLI and server have it), or remove the setting to use the project's SQLite file"
+                )));
+            }
         }
         let db = dir.join(DB_NAME);
         let expected = identity::expected(dir, &db)?;
@@ -306,6 +331,7 @@ impl OpenOptions {
                         let pool = pool.lock().unwrap_or_else(|p| p.into_inner());
                         Some(AnyStore::Sqlite(pool.stores[0].open_another()?))
                     }
+                    #[cfg(feature = "postgres")]
                     Backend::Postgres(pg) => Some(AnyStore::Postgres(pg.clone())),
                     Backend::Memory(_) => None,
                 };
@@ -338,6 +364,7 @@ impl OpenOptions {
 /// Opens the PostgreSQL store `url` names, its password (when the URL has
 /// none) from `PGPASSWORD` or the `.pgpass` file (`PGPASSFILE`, else
 /// `~/.pgpass`), as libpq finds it.
+#[cfg(feature = "postgres")]
 pub fn open_postgres(url: &str, schema: Option<&str>) -> Result<PgStore> {
     let mut target = mnemon_postgres::Target::parse(url)?;
     if let Some(s) = schema {
@@ -410,6 +437,7 @@ impl Mnemon {
     fn new_engine(&self) -> Result<ProjectEngine> {
         let inner = &self.inner;
         let store = match &inner.backend {
+            #[cfg(feature = "postgres")]
             Backend::Postgres(pg) => AnyStore::Postgres(pg.clone()),
             Backend::File(pool) => {
                 let mut pool = pool.lock().unwrap_or_else(|p| p.into_inner());

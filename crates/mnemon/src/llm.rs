@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::reads::ContextQuery;
+use crate::settings::Detection;
 use crate::writes::Written;
 use crate::{Format, Mnemon};
 
@@ -24,13 +25,6 @@ use crate::{Format, Mnemon};
 const PROBE_CACHE: &str = "llm-probe.json";
 /// The window assumed for a summarizer whose server does not say.
 const DEFAULT_SUMMARIZER_WINDOW: u64 = 2_048;
-
-/// What window detection found, and anything to tell the user.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Detection {
-    pub detected: Option<Detected>,
-    pub notes: Vec<String>,
-}
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct CacheFile {

@@ -61,10 +61,12 @@ impl Mnemon {
     /// transaction, positions kept, committed only when every table read
     /// back has the source's row count and hash. The source is read as one
     /// snapshot and is left as it was.
+    #[cfg(feature = "postgres")]
     pub fn migrate_to(&self, url: &str, schema: Option<&str>) -> Result<Migrated> {
         use mnemon_core::memory::transfer::TABLES;
         let source = match self.engine()?.memory().store() {
             crate::AnyStore::Sqlite(s) => s.clone(),
+            #[cfg(feature = "postgres")]
             crate::AnyStore::Postgres(p) => {
                 return Err(Error::Input(format!(
                     "this project already lives in PostgreSQL ({}); copy it with pg_dump and pg_restore",

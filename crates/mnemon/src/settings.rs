@@ -94,7 +94,14 @@ pub struct Settings {
     env: Environment,
     /// What the model server said about its window (`[llm]` with
     /// `auto_detect`), probed or read from the probe cache.
-    detection: crate::llm::Detection,
+    detection: Detection,
+}
+
+/// What window detection found, and anything to tell the user.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Detection {
+    pub detected: Option<mnemon_core::setup::Detected>,
+    pub notes: Vec<String>,
 }
 
 impl Settings {

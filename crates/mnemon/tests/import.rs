@@ -18,7 +18,7 @@ use mnemon::mnemon_core::engine::EngineError;
 use mnemon::mnemon_core::import::{ImportSession, ImportTurn};
 use mnemon::mnemon_core::memory::transfer::{Cell, TABLES};
 use mnemon::mnemon_core::memory::{Clock, Timestamp};
-use mnemon::{AnyStore, Mnemon, NewMessage, OpenOptions, ReplayClock, Role};
+use mnemon::{Mnemon, NewMessage, OpenOptions, ReplayClock, Role};
 
 const DAY_MS: i64 = 86_400_000;
 
@@ -172,9 +172,7 @@ fn state(m: &Mnemon, root: &Path) -> BTreeMap<String, Vec<String>> {
     let mut ids = HashMap::new();
     let mut out = BTreeMap::new();
     let e = m.engine().unwrap();
-    let AnyStore::Sqlite(store) = e.memory().store() else {
-        panic!("an SQLite project")
-    };
+    let store = e.memory().store().as_sqlite().expect("an SQLite project");
     let tables = store.export(TABLES).unwrap();
     for (t, rows) in TABLES.iter().zip(tables) {
         let rows = rows
