@@ -358,7 +358,7 @@ pub struct ContextArgs {
     pub budget: Option<u64>,
     /// tiers, qa, conversation, router, planner, phase:planning, phase:execution,
     /// phase:validation, or a plan of your own from config's [plans.<name>].
-    #[arg(long, default_value = "tiers", value_name = "PRESET")]
+    #[arg(long, default_value = mnemon::DEFAULT_PRESET, value_name = "PRESET")]
     pub preset: String,
     /// Fill the fragments section with what best matches this.
     #[arg(long, value_name = "TEXT")]

@@ -29,8 +29,9 @@ fn within(s: &str, range: RangeInclusive<u64>) -> Result<u64, String> {
     Ok(n)
 }
 
-/// The largest token budget or window anyone has: far above every model's.
-pub const MAX_TOKENS: u64 = 100_000_000;
+/// The largest token budget or window anyone has: the library's rule,
+/// checked at parsing too so a bad flag is a usage error (exit 2).
+pub use mnemon::MAX_TOKENS;
 /// The most items one listing shows.
 pub const MAX_LIST: u64 = 1_000_000_000;
 /// The most synthetic turns, sessions or conversations `eval synth` makes.

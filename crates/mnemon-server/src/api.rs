@@ -422,9 +422,6 @@ pub(crate) struct ContextBody {
     agent: Option<String>,
 }
 
-/// The largest budget a request may ask for: far above any model's window.
-const MAX_BUDGET: u64 = 100_000_000;
-
 #[utoipa::path(
     post,
     path = "/v1/projects/{project}/context",
@@ -439,14 +436,6 @@ pub(crate) async fn context(
     Project(m): Project,
     Body(b): Body<ContextBody>,
 ) -> Result<Json<Value>, ServerError> {
-    if let Some(budget) = b.budget
-        && !(1..=MAX_BUDGET).contains(&budget)
-    {
-        return Err(ServerError::BadRequest {
-            code: "invalid_budget",
-            message: format!("budget {budget} is out of range: give 1 to {MAX_BUDGET} tokens"),
-        });
-    }
     let format: Format =
         b.format
             .as_deref()
@@ -459,7 +448,7 @@ pub(crate) async fn context(
     blocking(move || {
         let out = m.with_agent(b.agent.as_deref()).context(&ContextQuery {
             budget: b.budget,
-            preset: b.preset.unwrap_or_else(|| "tiers".into()),
+            preset: b.preset.unwrap_or_else(|| mnemon::DEFAULT_PRESET.into()),
             query: b.query,
             format,
             messages_before: None,

@@ -63,6 +63,14 @@ impl From<mnemon::Error> for ServerError {
             (mnemon::Error::Store(StoreError::NotFound { .. }), _) => {
                 ServerError::NotFound(message)
             }
+            (mnemon::Error::OutOfRange { what, .. }, _) => ServerError::BadRequest {
+                code: match *what {
+                    "budget" => "invalid_budget",
+                    "limit" => "invalid_limit",
+                    _ => "invalid_input",
+                },
+                message,
+            },
             (_, ErrorClass::Input) => ServerError::BadRequest {
                 code: "invalid_input",
                 message,

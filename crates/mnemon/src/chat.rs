@@ -103,9 +103,15 @@ impl ChatSession {
         self.chat.awaiting_answer()
     }
 
-    /// The engine the session drives, for its status.
-    pub fn engine(&self) -> &ProjectEngine {
-        &self.engine
+    /// The window of the agent the session drives.
+    pub fn status(&self) -> Result<mnemon_core::engine::EngineStatus> {
+        Ok(self.engine.status()?)
+    }
+
+    /// `line` as a write would store it (reasoning removed, secrets
+    /// redacted): what a history file on disk may keep of it.
+    pub fn stored_text(&self, line: &str) -> String {
+        self.engine.memory().stored_text(line)
     }
 
     fn settle(&self, reply: Reply) -> ChatReply {

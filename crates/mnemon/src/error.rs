@@ -41,6 +41,21 @@ pub enum Error {
     /// A value given by the caller that is not usable, with what to do.
     #[error("{0}")]
     Input(String),
+    /// A number outside what a request allows (a budget, a limit), with
+    /// the range to give. Adapters name the field from `what`.
+    #[error("{what} {value} is out of range: give {min} to {max}{unit}")]
+    OutOfRange {
+        /// The request's field, as its adapters name it (`budget`).
+        what: &'static str,
+        /// The number given.
+        value: u64,
+        /// The least allowed.
+        min: u64,
+        /// The most allowed.
+        max: u64,
+        /// What is counted, with its leading space (` tokens`), or empty.
+        unit: &'static str,
+    },
     /// A file or directory mnemon could not read or write.
     #[error("{what}: {error}")]
     Io {

@@ -81,7 +81,7 @@ pub use mnemon_core::engine::forget::{ForgetAudit, ForgetTarget, Forgotten};
 pub use mnemon_core::memory::Health;
 #[cfg(feature = "llm")]
 pub use mnemon_llm;
-pub use reads::{CheckpointSource, ContextQuery};
+pub use reads::{CheckpointSource, ContextQuery, DEFAULT_PRESET, MAX_TOKENS, TOOL_BUDGET};
 pub use settings::{
     CHAT_HISTORY, CONFIG_NAME, DB_NAME, DIR_NAME, Environment, Settings, display_path, load_hf,
 };
@@ -423,7 +423,9 @@ impl Mnemon {
     }
 
     /// The engine of this handle's agent, made on first use and kept.
-    pub fn engine(&self) -> Result<Arc<ProjectEngine>> {
+    /// Not public: every interface goes through the verbs, which keep the
+    /// views, events and warnings that a write at the engine would skip.
+    pub(crate) fn engine(&self) -> Result<Arc<ProjectEngine>> {
         let name = self.agent.as_deref().unwrap_or_default();
         let mut engines = self.inner.engines.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(e) = engines.get(name) {

@@ -14,6 +14,21 @@ use mnemon_core::memory::{
 use crate::Mnemon;
 use crate::error::{Error, Result};
 
+/// The largest token count a request may name (a budget, a window, a
+/// usage figure): far above any model's window, low enough that no sum of
+/// a few of them overflows.
+pub const MAX_TOKENS: u64 = 100_000_000;
+
+/// The preset a context is assembled with when a request names none: the
+/// tiers, which need no question.
+pub const DEFAULT_PRESET: &str = "tiers";
+
+/// The budget of a context asked for as a tool's result (MCP) when the
+/// caller names none. A tool's result lands in the calling model's own
+/// window, so "what the window has left" (the library's default) would
+/// fill it; 4,000 tokens holds the tiers and a good share of retrieval.
+pub const TOOL_BUDGET: u64 = 4_000;
+
 /// What to assemble: `mnemon context`'s options.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContextQuery {
@@ -36,7 +51,7 @@ impl Default for ContextQuery {
     fn default() -> Self {
         ContextQuery {
             budget: None,
-            preset: "tiers".into(),
+            preset: DEFAULT_PRESET.into(),
             query: None,
             format: Format::Markdown,
             messages_before: None,
@@ -55,7 +70,20 @@ pub struct CheckpointSource {
 
 impl Mnemon {
     /// The best context that fits the budget exactly, for this agent.
+    /// A budget outside 1 to [`MAX_TOKENS`] is refused here, for every
+    /// interface alike.
     pub fn context(&self, q: &ContextQuery) -> Result<Assembled> {
+        if let Some(budget) = q.budget
+            && !(1..=MAX_TOKENS).contains(&budget)
+        {
+            return Err(Error::OutOfRange {
+                what: "budget",
+                value: budget,
+                min: 1,
+                max: MAX_TOKENS,
+                unit: " tokens",
+            });
+        }
         let plan = self.settings().loaded().config.plan(&q.preset)?;
         let e = self.engine()?;
         Ok(e.context(&ContextRequest {
@@ -66,6 +94,12 @@ impl Mnemon {
             chat: self.setup().chat_format,
             messages_before: q.messages_before,
         })?)
+    }
+
+    /// The name of the tokenizer this project counts with (`cl100k_base`,
+    /// a local model's, or the heuristic).
+    pub fn tokenizer(&self) -> Result<String> {
+        Ok(self.engine()?.memory().counter().name().to_string())
     }
 
     /// Tokens `text` costs with this project's tokenizer.

@@ -250,6 +250,19 @@ impl Mnemon {
         Ok(self.written(&e, out))
     }
 
+    /// Stores a message in its session's history without it entering the
+    /// live window: listed and found by search, never sent as a recent
+    /// turn nor counted in the window. For a turn no context could hold
+    /// (`message` refuses it as too large), as `import` keeps one.
+    pub fn archive_message(&self, msg: NewMessage) -> Result<Message> {
+        let e = self.engine()?;
+        let msg = NewMessage {
+            agent: msg.agent.or_else(|| self.agent.clone()),
+            ..msg
+        };
+        Ok(e.memory().message(msg)?)
+    }
+
     /// Adds a goal, constraint, note or key decision to the hot context.
     pub fn add_hot(
         &self,

@@ -286,9 +286,7 @@ fn many_handles_on_one_project_lose_nothing_and_leave_fresh_views() {
     numbers.sort_unstable();
     assert_eq!(numbers, (1..=30).collect::<Vec<_>>());
     // The rendered project state is the newest version in the database.
-    let current = m.engine().unwrap().memory().store().clone();
-    use mnemon_core::memory::DocumentStore;
-    let doc = current
+    let doc = m
         .document(mnemon_core::memory::DocKind::ProjectState, None)
         .unwrap();
     assert_eq!(

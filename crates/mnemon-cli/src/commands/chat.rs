@@ -37,7 +37,7 @@ pub fn run(g: &Global, a: &ChatArgs) -> Result<()> {
         }
         None => Box::new(std::io::stdin().lock()),
     };
-    let mut before = Some(chat.engine().status()?.window.used);
+    let mut before = Some(chat.status()?.window.used);
     let lines = std::iter::from_fn(move || bounded_line(&mut input).transpose());
     for line in lines {
         let line = line?;
@@ -116,7 +116,7 @@ fn repl(g: &Global, a: &ChatArgs, project: &Project, chat: &mut ChatSession) -> 
         // A missing history file is the normal first run.
         let _ = rl.load_history(h);
     }
-    let st = chat.engine().status()?;
+    let st = chat.status()?;
     println!(
         "{BOLD}mnemon chat{BOLD:#} · {} · window {} tokens · agent {}\n{DIM}Type commands in your own words (\"create an epic for user authentication\"), /help for everything, Ctrl-D or Ctrl-C to end the session.{DIM:#}",
         st.model,
@@ -139,7 +139,7 @@ fn repl(g: &Global, a: &ChatArgs, project: &Project, chat: &mut ChatSession) -> 
                 }
                 // The history file is on disk like the database: a line
                 // is kept as it would be stored, secrets redacted.
-                let _ = rl.add_history_entry(chat.engine().memory().stored_text(trimmed));
+                let _ = rl.add_history_entry(chat.stored_text(trimmed));
                 let reply = match chat.handle(trimmed) {
                     Ok(r) => r,
                     Err(e) => {

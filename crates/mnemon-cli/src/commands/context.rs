@@ -37,7 +37,7 @@ pub fn context(g: &Global, a: &ContextArgs) -> Result<()> {
         "{DIM}{} / {} tokens ({}, plan {}): {}{DIM:#}",
         thousands(out.tokens),
         thousands(out.budget),
-        m.engine()?.memory().counter().name(),
+        m.tokenizer()?,
         out.plan,
         sections.join(", ")
     );

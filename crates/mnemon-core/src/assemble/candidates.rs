@@ -175,7 +175,8 @@ pub fn entities(most_urgent_first: &[Entity]) -> Vec<Candidate> {
 /// development sets, BENCHMARKS.md 2026-11-26).
 ///
 /// For a question about time ("when", "how long before", "last week") the
-/// records of the logs are shown under their day, `### 2024-03-15`: the
+/// records of the logs are shown under their day, `### 2024-03-15` (days
+/// in the order of their best record): the
 /// answer is often the day something was said, which only the record's
 /// time holds. One heading per day rather than a date on every line: the
 /// date cost 8 tokens a line, and a dated 16K context held a fifth fewer

@@ -49,7 +49,8 @@ pub struct Candidate {
     /// A heading shared by the items shown under it (a fragment's day, for
     /// a question about time), written once before its group and costing
     /// once: a date on every line took a fifth of a dated context.
-    /// Groups are shown in the order of their headings.
+    /// Ungrouped items are shown first, then each group under its heading,
+    /// groups in the order of their best item, so the best still leads.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
 }
@@ -406,8 +407,20 @@ fn display_order<'c>(
                 return None;
             }
             let mut v = v.clone();
-            // Ungrouped items first; `None` sorts before any heading.
-            v.sort_by(|a, b| a.group.cmp(&b.group).then(a.order.cmp(&b.order)));
+            // Ungrouped items first (an item after a group would read as
+            // part of it), then groups by their best item.
+            let mut lead: BTreeMap<&str, i64> = BTreeMap::new();
+            for c in &v {
+                if let Some(g) = c.group.as_deref() {
+                    let o = lead.entry(g).or_insert(c.order);
+                    *o = (*o).min(c.order);
+                }
+            }
+            let key = |c: &Candidate| match c.group.as_deref() {
+                None => (false, c.order, c.order),
+                Some(g) => (true, lead[g], c.order),
+            };
+            v.sort_by_key(|c| key(c));
             Some((k, v))
         })
         .collect()

@@ -25,12 +25,6 @@ use super::args::{
 /// the model.
 type Answer = Result<String, String>;
 
-/// The default budget of the `context` tool: a useful context that does
-/// not flood a tool result.
-const DEFAULT_BUDGET: u64 = 4_000;
-/// The largest budget a tool may ask for.
-const MAX_BUDGET: u64 = 100_000_000;
-
 fn said(e: mnemon::Error) -> String {
     e.to_string()
 }
@@ -247,17 +241,12 @@ impl McpServer {
         ext: Extensions,
     ) -> Result<CallToolResult, ErrorData> {
         self.run(&ext, move |m| {
-            let budget = a.budget.unwrap_or(DEFAULT_BUDGET);
-            if !(1..=MAX_BUDGET).contains(&budget) {
-                return Err(format!(
-                    "budget {budget} is out of range: give 1 to {MAX_BUDGET} tokens"
-                ));
-            }
+            let budget = a.budget.unwrap_or(mnemon::TOOL_BUDGET);
             let format: Format = a.format.as_deref().unwrap_or("markdown").parse()?;
             let out = m
                 .context(&ContextQuery {
                     budget: Some(budget),
-                    preset: a.preset.unwrap_or_else(|| "tiers".into()),
+                    preset: a.preset.unwrap_or_else(|| mnemon::DEFAULT_PRESET.into()),
                     query: a.query,
                     format,
                     messages_before: None,
