@@ -57,6 +57,9 @@ def test_context_formats(project: Mnemon) -> None:
         project.context(format="yaml")
     with pytest.raises(mnemon.InputError, match="budget must be zero or more"):
         project.context(budget=-1)
+    # The range is the library's, the same as the CLI's, HTTP's and MCP's.
+    with pytest.raises(mnemon.InputError, match="budget 0 is out of range: give 1 to 100000000 tokens"):
+        project.context(budget=0)
 
 
 def test_messages_search_and_recent(project: Mnemon) -> None:
