@@ -8,7 +8,8 @@ use axum::http::HeaderMap;
 use serde_json::{Value, json};
 
 use crate::AppState;
-use crate::api::{authorized_any, blocking};
+use crate::api::blocking;
+use crate::auth::authorized_any;
 use crate::error::ServerError;
 
 /// Alive: answers without a token, for supervisors.

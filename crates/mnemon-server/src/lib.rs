@@ -8,13 +8,12 @@
 //! at `/` logs in with the same tokens and keeps one in a cookie.
 
 mod api;
+mod auth;
 pub mod dashboard;
 mod error;
 mod events;
 mod health;
 pub mod mcp;
-mod memory_api;
-mod more_api;
 pub mod openapi;
 mod projects;
 pub mod proxy;
@@ -77,12 +76,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         ));
     let api = Router::new()
         .merge(mcp)
-        .route("/healthz", get(health::healthz))
-        .route("/readyz", get(health::readyz))
+        .merge(openapi::documented().split_for_parts().0)
         .route("/openapi.json", get(health::openapi))
-        .merge(api::routes())
-        .merge(memory_api::routes())
-        .merge(more_api::routes())
         .merge(dashboard::routes())
         .fallback(|| async {
             ServerError::NotFound(

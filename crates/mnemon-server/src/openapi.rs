@@ -4,7 +4,13 @@
 //! accepts. `tests/openapi.rs` calls every documented route to keep the
 //! document and the router the same.
 
+use std::sync::Arc;
+
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::AppState;
 use utoipa::{Modify, OpenApi, ToSchema};
 
 /// Every error: a stable code and a message that says what to fix.
@@ -54,54 +60,25 @@ impl Modify for Bearer {
         description = "Context-window manager and tiered memory for LLM agents. Every project route needs `Authorization: Bearer <token>`. MCP (streamable HTTP) is served at `/mcp` with the same tokens; `?agent=NAME` picks the agent.",
     ),
     modifiers(&Bearer),
-    paths(
-        crate::health::healthz,
-        crate::health::readyz,
-        crate::api::status,
-        crate::api::record,
-        crate::api::operations,
-        crate::api::message,
-        crate::api::context,
-        crate::memory_api::hot,
-        crate::memory_api::add_hot,
-        crate::memory_api::update_hot,
-        crate::memory_api::decisions,
-        crate::memory_api::decide,
-        crate::memory_api::sessions,
-        crate::memory_api::start_session,
-        crate::memory_api::end_session,
-        crate::memory_api::checkpoints,
-        crate::memory_api::checkpoint,
-        crate::memory_api::refresh,
-        crate::memory_api::report_usage,
-        crate::more_api::search,
-        crate::more_api::messages,
-        crate::more_api::entities,
-        crate::more_api::create_entity,
-        crate::more_api::entity,
-        crate::more_api::update_entity,
-        crate::more_api::delete_entity,
-        crate::more_api::decision,
-        crate::more_api::session,
-        crate::more_api::restore_session,
-        crate::more_api::checkpoint,
-        crate::more_api::resume,
-        crate::more_api::compact,
-        crate::more_api::forget,
-        crate::more_api::optimize,
-        crate::more_api::document,
-        crate::events::events,
-        crate::dashboard::data::agents,
-        crate::dashboard::data::timeline,
-        crate::dashboard::data::compactions,
-    ),
     components(schemas(ErrorBody, ErrorDetail))
 )]
 pub struct ApiDoc;
 
+/// Every documented route with its entry: health, the API's resources,
+/// events and the dashboard's data. The router serves exactly these, so
+/// the document and the routes cannot drift apart.
+pub(crate) fn documented() -> OpenApiRouter<Arc<AppState>> {
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(crate::health::healthz))
+        .routes(routes!(crate::health::readyz))
+        .merge(crate::api::routes())
+        .routes(routes!(crate::events::events))
+        .merge(crate::dashboard::data::routes())
+}
+
 /// The document as served.
 pub fn document() -> utoipa::openapi::OpenApi {
-    let mut doc = ApiDoc::openapi();
+    let mut doc = documented().split_for_parts().1;
     doc.info.version = env!("CARGO_PKG_VERSION").to_string();
     doc
 }

@@ -5,24 +5,25 @@
 
 use std::sync::Arc;
 
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::AppState;
-use crate::api::{Params, Project, blocking, limit};
+use crate::api::{Limit, Params, Project, blocking, limit, value};
 use crate::error::ServerError;
-use crate::memory_api::{Limit, value};
 
 /// How far back the agents are looked for.
 const AGENTS_LOOKBACK: usize = 2_000;
 
-pub fn routes() -> Router<Arc<AppState>> {
-    Router::new()
-        .route("/v1/projects/{project}/agents", get(agents))
-        .route("/v1/projects/{project}/timeline", get(timeline))
-        .route("/v1/projects/{project}/compactions", get(compactions))
+/// The dashboard's data routes, each with its OpenAPI entry.
+pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
+    OpenApiRouter::new()
+        .routes(routes!(agents))
+        .routes(routes!(timeline))
+        .routes(routes!(compactions))
 }
 
 #[utoipa::path(

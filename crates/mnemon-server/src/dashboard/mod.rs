@@ -52,7 +52,6 @@ pub fn routes() -> Router<Arc<AppState>> {
         .route("/logout", axum::routing::post(logout))
         .route("/assets/dashboard.js", get(script))
         .route("/assets/dashboard.css", get(style))
-        .merge(data::routes())
 }
 
 /// The token in the request's cookie, if any.
@@ -137,7 +136,7 @@ async fn project_of(state: &Arc<AppState>, token: String) -> Result<String, Serv
             .projects
             .tokens()
             .project_of(&token)?
-            .ok_or_else(crate::api::unknown_token)
+            .ok_or_else(crate::auth::unknown_token)
     })
     .await
 }

@@ -245,7 +245,7 @@ pub async fn authorize(
             .find(|(k, _)| *k == "agent")
             .map(|(_, v)| v.to_string())
     });
-    match crate::api::authorized(&state, req.headers(), None).await {
+    match crate::auth::authorized(&state, req.headers(), None).await {
         Ok(m) => {
             let m = match agent {
                 Some(a) if !a.is_empty() => m.for_agent(a),

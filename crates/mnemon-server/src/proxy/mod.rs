@@ -86,7 +86,7 @@ async fn handle(wire: Wire, state: Arc<AppState>, headers: HeaderMap, body: Body
 
 /// The client's mnemon token: a bearer token, or Anthropic's `x-api-key`.
 fn token(headers: &HeaderMap) -> Option<String> {
-    crate::api::bearer(headers)
+    crate::auth::bearer(headers)
         .map(str::to_string)
         .or_else(|| {
             headers
@@ -106,7 +106,7 @@ async fn project(state: &Arc<AppState>, headers: &HeaderMap) -> Result<Mnemon, P
             "no token: use a mnemon token (`mnemon token create --project P`) as the API key",
         )
     })?;
-    crate::api::open_for(state, token, None)
+    crate::auth::open_for(state, token, None)
         .await
         .map_err(|e| match e {
             crate::ServerError::Unauthorized(m) => {
