@@ -14,6 +14,7 @@
 pub mod candidates;
 pub mod fence;
 pub mod index;
+pub mod neighbours;
 pub mod plan;
 pub mod postings;
 pub mod retrieve;
