@@ -32,7 +32,9 @@ fn a_server_listens_on_a_host_name_or_an_address() {
     let a = super::serving::listen_addr("localhost:7880").unwrap();
     assert!(a.ip().is_loopback() && a.port() == 7880, "{a}");
     assert_eq!(
-        super::serving::listen_addr("0.0.0.0:9").unwrap().to_string(),
+        super::serving::listen_addr("0.0.0.0:9")
+            .unwrap()
+            .to_string(),
         "0.0.0.0:9"
     );
     let err = super::serving::listen_addr("localhost").unwrap_err();
