@@ -45,6 +45,7 @@ mod clock;
 pub mod embeddings;
 mod error;
 pub mod eval;
+mod forget;
 pub mod identity;
 pub mod import;
 mod init;
