@@ -102,6 +102,11 @@ pub fn json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The first 13 characters of a UUIDv7 (its time part) find it again.
+pub fn short(id: &str) -> &str {
+    &id[..id.len().min(13)]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,7 +12,7 @@ use mnemon_core::memory::{
 };
 use serde_json::json;
 
-use crate::full::Backend;
+use crate::Backend;
 use crate::{SteppingClock, T0, engine};
 
 fn found<S: SearchStore>(s: &S, word: &str) -> usize {

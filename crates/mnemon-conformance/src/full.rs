@@ -13,17 +13,7 @@ use mnemon_core::memory::{
 };
 use serde_json::json;
 
-use crate::{SteppingClock, T0, engine, memory};
-
-/// How a test reaches a backend.
-pub trait Backend {
-    type Store: EngineStore + SearchStore + 'static;
-    /// A new, empty project.
-    fn fresh(&self) -> Self::Store;
-    /// A second handle on the same project as `store`: what another
-    /// process (or another connection of a server) would open.
-    fn reopen(&self, store: &Self::Store) -> Self::Store;
-}
+use crate::{Backend, SteppingClock, T0, engine, memory};
 
 /// Every check of this module, in order.
 pub fn run_full<B: Backend>(b: &B) {

@@ -21,7 +21,7 @@ pub use concurrency::*;
 pub use logs::*;
 pub use tiers::*;
 
-pub use full::{Backend, run_full};
+pub use full::run_full;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -105,4 +105,16 @@ pub fn engine<S: mnemon_core::engine::EngineStore>(
         limits,
     );
     Engine::new(memory, EngineConfig::new(w, profile, "test-model"))
+}
+
+/// How a test reaches a backend.
+pub trait Backend {
+    type Store: mnemon_core::engine::EngineStore
+        + mnemon_core::assemble::retrieve::SearchStore
+        + 'static;
+    /// A new, empty project.
+    fn fresh(&self) -> Self::Store;
+    /// A second handle on the same project as `store`: what another
+    /// process (or another connection of a server) would open.
+    fn reopen(&self, store: &Self::Store) -> Self::Store;
 }

@@ -5,6 +5,7 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
+use utoipa::ToSchema;
 
 /// What went wrong with a request.
 #[derive(Debug, thiserror::Error)]
@@ -110,4 +111,24 @@ impl IntoResponse for ServerError {
         }
         (status, Json(body)).into_response()
     }
+}
+
+/// Every error: a stable code and a message that says what to fix.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+pub struct ErrorBody {
+    error: ErrorDetail,
+    /// On 409 `stale_version`: the item as it is now.
+    current: Option<serde_json::Value>,
+}
+
+/// The error itself.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+pub struct ErrorDetail {
+    /// Stable, for programs: `unauthorized`, `not_found`, `invalid_body`,
+    /// `invalid_budget`, `stale_version`...
+    code: String,
+    /// For people: what is wrong and how to fix it.
+    message: String,
 }

@@ -126,7 +126,7 @@ impl Watch {
     tag = "project",
     summary = "Server-sent events: write, zone_changed, checkpoint_created, refreshed, optimized, changed, lagged",
     params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
-    responses((status = 200, description = "the result", content_type = "text/event-stream", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    responses((status = 200, description = "the result", content_type = "text/event-stream", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::error::ErrorBody)),
     security(("bearer" = []))
 )]
 pub(crate) async fn events(

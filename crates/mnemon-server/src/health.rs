@@ -23,7 +23,7 @@ pub(crate) async fn healthz() -> Json<Value> {
 /// every route but `/healthz` does.
 #[utoipa::path(get, path = "/readyz", tag = "server",
     responses((status = 200, description = "the store answers", body = Object),
-              (status = 401, description = "no valid token", body = crate::openapi::ErrorBody)),
+              (status = 401, description = "no valid token", body = crate::error::ErrorBody)),
     security(("bearer" = [])))]
 pub(crate) async fn readyz(
     State(state): State<Arc<AppState>>,
@@ -36,13 +36,4 @@ pub(crate) async fn readyz(
         Ok(Json(json!({"status": "ready"})))
     })
     .await
-}
-
-/// `/openapi.json`, for any valid token.
-pub(crate) async fn openapi(
-    State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
-) -> Result<Json<utoipa::openapi::OpenApi>, ServerError> {
-    authorized_any(&state, &headers).await?;
-    Ok(Json(crate::openapi::document()))
 }

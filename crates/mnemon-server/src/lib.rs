@@ -77,7 +77,7 @@ pub fn router(state: Arc<AppState>) -> Router {
     let api = Router::new()
         .merge(mcp)
         .merge(openapi::documented().split_for_parts().0)
-        .route("/openapi.json", get(health::openapi))
+        .route("/openapi.json", get(openapi::openapi))
         .merge(dashboard::routes())
         .fallback(|| async {
             ServerError::NotFound(

@@ -10,28 +10,14 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use axum::Json;
+use axum::extract::State;
+use axum::http::HeaderMap;
+
 use crate::AppState;
-use utoipa::{Modify, OpenApi, ToSchema};
-
-/// Every error: a stable code and a message that says what to fix.
-#[derive(Debug, ToSchema)]
-#[allow(dead_code)]
-pub struct ErrorBody {
-    error: ErrorDetail,
-    /// On 409 `stale_version`: the item as it is now.
-    current: Option<serde_json::Value>,
-}
-
-/// The error itself.
-#[derive(Debug, ToSchema)]
-#[allow(dead_code)]
-pub struct ErrorDetail {
-    /// Stable, for programs: `unauthorized`, `not_found`, `invalid_body`,
-    /// `invalid_budget`, `stale_version`...
-    code: String,
-    /// For people: what is wrong and how to fix it.
-    message: String,
-}
+use crate::auth::authorized_any;
+use crate::error::ServerError;
+use utoipa::{Modify, OpenApi};
 
 struct Bearer;
 
@@ -60,7 +46,7 @@ impl Modify for Bearer {
         description = "Context-window manager and tiered memory for LLM agents. Every project route needs `Authorization: Bearer <token>`. MCP (streamable HTTP) is served at `/mcp` with the same tokens; `?agent=NAME` picks the agent.",
     ),
     modifiers(&Bearer),
-    components(schemas(ErrorBody, ErrorDetail))
+    components(schemas(crate::error::ErrorBody, crate::error::ErrorDetail))
 )]
 pub struct ApiDoc;
 
@@ -81,4 +67,13 @@ pub fn document() -> utoipa::openapi::OpenApi {
     let mut doc = documented().split_for_parts().1;
     doc.info.version = env!("CARGO_PKG_VERSION").to_string();
     doc
+}
+
+/// `/openapi.json`, for any valid token.
+pub(crate) async fn openapi(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+) -> Result<Json<utoipa::openapi::OpenApi>, ServerError> {
+    authorized_any(&state, &headers).await?;
+    Ok(Json(document()))
 }

@@ -21,9 +21,9 @@ use mnemon_core::engine::{EngineEvent, EngineStatus};
 use serde::Serialize;
 
 use crate::ProjectEngine;
+use crate::render::{Touched, render_with};
 use crate::store::AnyStore;
 use crate::views::Views;
-use crate::writes::{Touched, render_with};
 
 /// Something that happened in a project, as subscribers receive it.
 #[derive(Debug, Clone, Serialize)]

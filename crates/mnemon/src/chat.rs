@@ -6,7 +6,7 @@ use mnemon_core::chat::{Chat, Reply, ReplyKind};
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::writes::Touched;
+use crate::render::Touched;
 use crate::{Mnemon, ProjectEngine, ProjectStore};
 
 /// One chat session over a project, for one agent. Keep it for as long as

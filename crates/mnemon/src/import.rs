@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::clock::{ReplayClock, SystemClock};
 use crate::error::Result;
-use crate::writes::Touched;
+use crate::render::Touched;
 use crate::{Mnemon, ProjectEngine, SessionEnd};
 
 /// What an import did.

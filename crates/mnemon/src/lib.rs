@@ -42,6 +42,7 @@
 mod background;
 mod chat;
 mod clock;
+mod detection;
 pub mod embeddings;
 mod error;
 pub mod eval;
@@ -56,6 +57,7 @@ mod llm;
 mod llm;
 mod maintenance;
 mod reads;
+mod render;
 mod settings;
 mod status;
 mod store;

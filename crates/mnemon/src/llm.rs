@@ -15,9 +15,9 @@ use mnemon_core::tokens::{ChatMessage as CountedMessage, TokenCounter, count_cha
 use mnemon_llm::{ChatMessage, ChatRequest, Client, LlmError, LlmSummarizer, Probe, Usage};
 use serde::{Deserialize, Serialize};
 
+use crate::detection::Detection;
 use crate::error::{Error, Result};
 use crate::reads::ContextQuery;
-use crate::settings::Detection;
 use crate::writes::Written;
 use crate::{Format, Mnemon};
 

@@ -7,8 +7,8 @@
 use std::path::Path;
 
 use crate::Mnemon;
+use crate::detection::Detection;
 use crate::error::Result;
-use crate::settings::Detection;
 use crate::writes::Written;
 
 const NO_LLM: &str = "this build of the mnemon library has no LLM client (build it with the `llm` feature; the mnemon CLI and server have it)";

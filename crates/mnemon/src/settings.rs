@@ -94,14 +94,7 @@ pub struct Settings {
     env: Environment,
     /// What the model server said about its window (`[llm]` with
     /// `auto_detect`), probed or read from the probe cache.
-    detection: Detection,
-}
-
-/// What window detection found, and anything to tell the user.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Detection {
-    pub detected: Option<mnemon_core::setup::Detected>,
-    pub notes: Vec<String>,
+    detection: crate::detection::Detection,
 }
 
 impl Settings {

@@ -32,7 +32,7 @@ pub fn notice(ev: &EngineEvent) -> String {
         EngineEvent::SessionStarted { session_id } => {
             format!(
                 "{DIM}session{DIM:#} started {}",
-                crate::commands::log::short(session_id)
+                crate::output::short(session_id)
             )
         }
         EngineEvent::ZoneChanged {
@@ -289,7 +289,7 @@ pub fn compact(g: &Global, a: &CompactArgs) -> Result<()> {
         } else {
             "compacted"
         },
-        crate::commands::log::short(&c.session_id),
+        crate::output::short(&c.session_id),
         thousands(s.input_tokens),
         thousands(s.tokens),
         s.ratio()

@@ -124,8 +124,3 @@ fn print_op(op: &Operation) {
         op.handle()
     );
 }
-
-/// The first 13 characters of a UUIDv7 (its time part) find it again.
-pub fn short(id: &str) -> &str {
-    &id[..id.len().min(13)]
-}

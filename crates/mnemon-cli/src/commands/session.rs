@@ -6,7 +6,7 @@ use mnemon_core::memory::Session;
 
 use crate::cli::{Global, SessionCommand};
 use crate::commands::checkpoint::{after, warnings};
-use crate::commands::log::short;
+use crate::output::short;
 use crate::output::{BOLD, DIM, json, stored, thousands};
 use crate::project::Project;
 

@@ -14,8 +14,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use super::retrieve::HitSource;
-use super::semantic::{Quantized, StoredVector, VectorStore};
+use super::seam::{HitSource, Quantized, StoredVector, VectorStore};
 use crate::memory::StoreError;
 
 /// Up to this many vectors every one is scored exactly; past it, the

@@ -18,6 +18,7 @@ pub mod neighbours;
 pub mod plan;
 pub mod postings;
 pub mod retrieve;
+pub mod seam;
 pub mod semantic;
 pub mod when;
 

@@ -1,7 +1,8 @@
 //! A hit's neighbours: the turns on either side of a message that matched,
 //! where the answer to a question often sits.
 
-use super::retrieve::{HitSource, Ranked, SearchStore, merge};
+use super::retrieve::merge;
+use super::seam::{HitSource, Ranked, SearchStore};
 use crate::memory::{StoreError, Timestamp};
 
 /// How many of the best log hits bring their neighbours.

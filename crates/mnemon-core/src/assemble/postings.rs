@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use super::retrieve::{Budget, Hit, HitSource, LOG_SOURCES, SearchStore};
+use super::seam::{Budget, Hit, HitSource, LOG_SOURCES, SearchStore};
 use crate::memory::StoreError;
 
 /// Postings read per word, newest first. A word in fewer records than this

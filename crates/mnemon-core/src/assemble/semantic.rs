@@ -15,7 +15,8 @@
 use std::collections::HashMap;
 
 pub use super::index::VectorIndex;
-use super::retrieve::{HitSource, LOG_SOURCES, Ranked, SearchStore};
+use super::seam::{LOG_SOURCES, Ranked, SearchStore};
+pub use super::seam::{Quantized, StoredVector, VectorStore};
 use crate::memory::StoreError;
 
 /// A sentence-embedding model.
@@ -43,55 +44,6 @@ pub enum EmbedError {
     Failed { model: String, reason: String },
     #[error(transparent)]
     Store(#[from] StoreError),
-}
-
-/// A vector as stored: int8 values and the scale that maps them back
-/// (`value × scale`). A quarter of the f32 size, and cosine similarities
-/// within about 0.01 of the exact ones for unit vectors.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Quantized {
-    pub scale: f32,
-    pub values: Vec<i8>,
-}
-
-impl Quantized {
-    /// `v` normalised to unit length, then scaled so its largest component
-    /// is ±127.
-    pub fn of(v: &[f32]) -> Quantized {
-        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        let unit: Vec<f32> = if norm > 0.0 {
-            v.iter().map(|x| x / norm).collect()
-        } else {
-            v.to_vec()
-        };
-        let max = unit.iter().fold(0.0f32, |m, x| m.max(x.abs()));
-        if max == 0.0 {
-            return Quantized {
-                scale: 0.0,
-                values: vec![0; v.len()],
-            };
-        }
-        let scale = max / 127.0;
-        Quantized {
-            scale,
-            values: unit
-                .iter()
-                .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8)
-                .collect(),
-        }
-    }
-
-    /// The values as stored in a blob.
-    pub fn bytes(&self) -> Vec<u8> {
-        self.values.iter().map(|v| *v as u8).collect()
-    }
-
-    pub fn from_bytes(scale: f32, bytes: &[u8]) -> Quantized {
-        Quantized {
-            scale,
-            values: bytes.iter().map(|b| *b as i8).collect(),
-        }
-    }
 }
 
 /// `VectorStore` for a test's store that keeps no vectors: retrieval by
@@ -141,44 +93,6 @@ macro_rules! keeps_no_vectors {
 }
 #[cfg(test)]
 pub(crate) use keeps_no_vectors;
-
-/// One stored vector: a chunk of one record.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredVector {
-    pub source: HitSource,
-    pub row: i64,
-    /// Which chunk of the record's text (a long record has several).
-    pub chunk: u32,
-    pub vector: Quantized,
-}
-
-/// Where vectors are kept. A store without vectors holds none: retrieval
-/// by words then works alone.
-pub trait VectorStore {
-    /// Stores `vectors` of `model`, replacing any of the same record and
-    /// chunk, in one transaction.
-    fn put_vectors(&self, model: &str, vectors: &[StoredVector]) -> Result<(), StoreError>;
-    /// Vectors of `model` stored after position `after` (the store's
-    /// insertion order), in that order, at most `limit`, with their
-    /// positions: a reader that has seen up to `after` reads only what is new.
-    fn vectors_since(
-        &self,
-        model: &str,
-        after: i64,
-        limit: usize,
-    ) -> Result<Vec<(i64, StoredVector)>, StoreError>;
-    /// Keys above `after` of `source`'s records that retrieval can return
-    /// and that have no vector of `model` yet, oldest first, at most `limit`.
-    fn unembedded(
-        &self,
-        model: &str,
-        source: HitSource,
-        after: i64,
-        limit: usize,
-    ) -> Result<Vec<i64>, StoreError>;
-    /// How many such records there are.
-    fn unembedded_count(&self, model: &str, source: HitSource) -> Result<u64, StoreError>;
-}
 
 /// The longest chunk of a record embedded as one vector, in bytes. Small
 /// sentence models read about 256 word pieces (roughly 1,000 characters of
@@ -366,7 +280,7 @@ pub fn fuse(lexical: Vec<Ranked>, semantic: Vec<Ranked>) -> Vec<Ranked> {
 mod tests {
     use super::super::index::dot;
     use super::*;
-    use crate::assemble::retrieve::Hit;
+    use crate::assemble::seam::{Hit, HitSource};
     use crate::memory::Timestamp;
 
     fn ranked(id: &str, score: f64) -> Ranked {

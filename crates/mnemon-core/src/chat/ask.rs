@@ -2,7 +2,7 @@
 //! do?", "what's the status of epic 5?", "what's next?".
 
 use super::command::Question;
-use super::parse::{Verb, find, starts, verb_at, whole_target};
+use super::grammar::{Verb, find, starts, verb_at, whole_target};
 use super::words::{Tok, text};
 
 pub(super) fn question_of(t: &[Tok], asked: bool) -> Option<Question> {

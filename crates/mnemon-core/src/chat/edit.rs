@@ -4,7 +4,7 @@
 use crate::memory::EntityKind;
 
 use super::command::{Command, Field, StatusFilter, Target};
-use super::parse::target_at;
+use super::grammar::target_at;
 use super::words::{Tok, TokKind, count_at, kind_word, priority_at, status_at, text};
 
 /// Creation: `VERB [count] [new] [priority] KIND [title] [to|under|in|for

@@ -14,6 +14,7 @@ mod ask;
 pub mod command;
 mod describe;
 mod edit;
+mod grammar;
 mod parse;
 mod refs;
 mod slash;

@@ -3,9 +3,8 @@
 use std::collections::BTreeMap;
 
 use super::{Engine, EngineError, EngineStore};
-use crate::assemble::retrieve::{
-    Budget, HitSource, Ranked, SearchStore, retrieve, with_neighbours,
-};
+use crate::assemble::neighbours::with_neighbours;
+use crate::assemble::retrieve::{Budget, HitSource, Ranked, SearchStore, retrieve};
 use crate::assemble::semantic;
 use crate::assemble::{
     Assembled, Assembler, BudgetPlan, Candidate, Format, SectionKind, candidates,

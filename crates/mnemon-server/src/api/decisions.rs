@@ -21,7 +21,7 @@ use crate::error::ServerError;
     tag = "project",
     summary = "Decision records, newest first",
     params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), Limit),
-    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::error::ErrorBody)),
     security(("bearer" = []))
 )]
 pub(crate) async fn decisions(
@@ -39,7 +39,7 @@ pub(crate) async fn decisions(
     summary = "Record a decision (ADR): title, context, decision, consequences, alternatives, assumptions, status; optional agent",
     params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
     request_body(content = Object, content_type = "application/json"),
-    responses((status = 201, description = "stored", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    responses((status = 201, description = "stored", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::error::ErrorBody)),
     security(("bearer" = []))
 )]
 pub(crate) async fn decide(
@@ -65,7 +65,7 @@ pub(crate) async fn decide(
     tag = "project",
     summary = "One decision record",
     params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), ("id" = String, Path, description = "the decision's id (DR-...)")),
-    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::error::ErrorBody)),
     security(("bearer" = []))
 )]
 pub(crate) async fn decision(

@@ -25,7 +25,7 @@ pub(crate) struct VersionQuery {
     tag = "project",
     summary = "An episodic document (current or a version)",
     params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), ("kind" = String, Path, description = "project_state, work_plan or decision_log"), VersionQuery),
-    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::error::ErrorBody)),
     security(("bearer" = []))
 )]
 pub(crate) async fn document(

@@ -30,7 +30,7 @@ pub(crate) struct EntitiesQuery {
     tag = "project",
     summary = "Epics, stories and tasks, most urgent first",
     params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), EntitiesQuery),
-    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::error::ErrorBody)),
     security(("bearer" = []))
 )]
 pub(crate) async fn entities(
@@ -91,7 +91,7 @@ fn entity_priority(p: Option<u8>) -> Result<Option<u8>, ServerError> {
     summary = "Create an epic, story or task",
     params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
     request_body = NewEntityBody,
-    responses((status = 201, description = "stored", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    responses((status = 201, description = "stored", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::error::ErrorBody)),
     security(("bearer" = []))
 )]
 pub(crate) async fn create_entity(
@@ -128,7 +128,7 @@ fn number(raw: &str) -> Result<u64, ServerError> {
     tag = "project",
     summary = "One entity",
     params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), ("number" = String, Path, description = "the entity's number (`15` or `#15`)")),
-    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::error::ErrorBody)),
     security(("bearer" = []))
 )]
 pub(crate) async fn entity(
@@ -157,7 +157,7 @@ pub(crate) struct EntityUpdate {
     summary = "Change an entity",
     params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), ("number" = String, Path, description = "the entity's number")),
     request_body = EntityUpdate,
-    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::error::ErrorBody)),
     security(("bearer" = []))
 )]
 pub(crate) async fn update_entity(
@@ -194,7 +194,7 @@ pub(crate) async fn update_entity(
     tag = "project",
     summary = "Delete an entity",
     params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), ("number" = String, Path, description = "the entity's number")),
-    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::error::ErrorBody)),
     security(("bearer" = []))
 )]
 pub(crate) async fn delete_entity(

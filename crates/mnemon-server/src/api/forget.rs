@@ -36,7 +36,7 @@ pub(crate) struct ForgetBody {
     summary = "Forget records, messages, hot items, decisions or ended sessions everywhere they are held; the audit keeps ids, never content",
     params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
     request_body = ForgetBody,
-    responses((status = 200, description = "what was forgotten (ids), or would be with dry_run", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix; nothing was forgotten", body = crate::openapi::ErrorBody)),
+    responses((status = 200, description = "what was forgotten (ids), or would be with dry_run", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix; nothing was forgotten", body = crate::error::ErrorBody)),
     security(("bearer" = []))
 )]
 pub(crate) async fn forget(

@@ -21,7 +21,7 @@ use crate::error::ServerError;
     tag = "project",
     summary = "The hot context: goals, constraints, remembered facts, with versions",
     params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
-    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::error::ErrorBody)),
     security(("bearer" = []))
 )]
 pub(crate) async fn hot(Project(m): Project) -> Result<Json<Value>, ServerError> {
@@ -52,7 +52,7 @@ fn priority(p: Option<&str>) -> Result<Option<Priority>, ServerError> {
     summary = "Add a goal, constraint or remembered fact",
     params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
     request_body = NewHot,
-    responses((status = 201, description = "stored", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    responses((status = 201, description = "stored", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::error::ErrorBody)),
     security(("bearer" = []))
 )]
 pub(crate) async fn add_hot(
@@ -115,7 +115,7 @@ fn if_match(headers: &HeaderMap) -> Result<Option<u64>, ServerError> {
     summary = "Change a hot item; `If-Match: <version>` makes a stale update a 409 with the current item",
     params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), ("id" = String, Path, description = "the hot item's id or a unique prefix")),
     request_body = HotUpdate,
-    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::error::ErrorBody)),
     security(("bearer" = []))
 )]
 pub(crate) async fn update_hot(

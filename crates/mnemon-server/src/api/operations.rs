@@ -35,7 +35,7 @@ pub(crate) struct RecordBody {
     summary = "Record an operation (durable when answered)",
     params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
     request_body = RecordBody,
-    responses((status = 201, description = "stored", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    responses((status = 201, description = "stored", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::error::ErrorBody)),
     security(("bearer" = []))
 )]
 pub(crate) async fn record(
@@ -83,7 +83,7 @@ pub(crate) struct OperationsQuery {
     tag = "project",
     summary = "Recent operations, newest first",
     params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), OperationsQuery),
-    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::error::ErrorBody)),
     security(("bearer" = []))
 )]
 pub(crate) async fn operations(

@@ -19,7 +19,7 @@ use crate::error::ServerError;
     tag = "project",
     summary = "Window, zone, recommended action and profile of an agent",
     params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), AgentQuery),
-    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::error::ErrorBody)),
     security(("bearer" = []))
 )]
 pub(crate) async fn status(
@@ -40,7 +40,7 @@ pub(crate) async fn status(
     summary = "Refresh the live context: checkpoint, summarize, new epoch",
     params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
     request_body = AgentOnly,
-    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::error::ErrorBody)),
     security(("bearer" = []))
 )]
 pub(crate) async fn refresh(
@@ -68,7 +68,7 @@ pub(crate) struct Usage {
     summary = "Tell mnemon the prompt tokens your provider reported",
     params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
     request_body = Usage,
-    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::error::ErrorBody)),
     security(("bearer" = []))
 )]
 pub(crate) async fn report_usage(
@@ -99,7 +99,7 @@ pub(crate) struct DryRun {
     summary = "Compress the session log; pinned items stay verbatim",
     params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
     request_body = DryRun,
-    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::error::ErrorBody)),
     security(("bearer" = []))
 )]
 pub(crate) async fn compact(
@@ -120,7 +120,7 @@ pub(crate) async fn compact(
     summary = "Shrink the live context",
     params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
     request_body = DryRun,
-    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::error::ErrorBody)),
     security(("bearer" = []))
 )]
 pub(crate) async fn optimize(

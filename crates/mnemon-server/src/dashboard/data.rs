@@ -32,7 +32,7 @@ pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
     tag = "project",
     summary = "The agents seen in the project's recent operations and messages, each with its status",
     params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`")),
-    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::error::ErrorBody)),
     security(("bearer" = []))
 )]
 pub(crate) async fn agents(Project(m): Project) -> Result<Json<Value>, ServerError> {
@@ -62,7 +62,7 @@ pub(crate) struct TimelineQuery {
     tag = "project",
     summary = "An agent's window over its recent log entries: usage and epoch per entry, with markers for checkpoints, refreshes (with their compaction audit) and optimizations",
     params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), TimelineQuery),
-    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::error::ErrorBody)),
     security(("bearer" = []))
 )]
 pub(crate) async fn timeline(
@@ -79,7 +79,7 @@ pub(crate) async fn timeline(
     tag = "project",
     summary = "Compaction audits, newest first: what each kept, summarized and dropped, and where each original stays",
     params(("project" = String, Path, description = "`default` for the served directory, or a project made by `mnemon token create --project P`"), Limit),
-    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::openapi::ErrorBody)),
+    responses((status = 200, description = "the result", content_type = "application/json", body = Object), (status = "4XX", description = "a JSON error naming the field and the fix", body = crate::error::ErrorBody)),
     security(("bearer" = []))
 )]
 pub(crate) async fn compactions(

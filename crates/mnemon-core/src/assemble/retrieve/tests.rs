@@ -65,8 +65,9 @@ mod common_word_tests {
 
     use std::cell::RefCell;
 
-    use crate::assemble::neighbours::{NEIGHBOUR_DECAY, NEIGHBOUR_WEIGHT};
+    use crate::assemble::neighbours::{NEIGHBOUR_DECAY, NEIGHBOUR_WEIGHT, with_neighbours};
     use crate::assemble::retrieve::*;
+    use crate::memory::Timestamp;
 
     struct Log {
         source: HitSource,
