@@ -25,6 +25,7 @@ mod history;
 pub mod live;
 mod optimizing;
 mod outcome;
+mod refresh;
 mod state;
 mod store;
 mod summary;
