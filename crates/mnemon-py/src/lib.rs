@@ -14,161 +14,21 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use mnemon::mnemon_core::memory::{
-    DecisionStatus, HotItemChange, HotKind, HotStatus, MessageQuery, NewDecision, NewMessage,
-    NewOperation, OperationQuery, Phase, Priority,
+    DecisionStatus, HotItemChange, HotKind, HotStatus, MessageQuery, NewMessage, NewOperation,
+    OperationQuery, Phase, Priority,
 };
 use mnemon::mnemon_core::tokens::TokenCounter;
-use mnemon::{
-    AskOptions, ContextQuery, ErrorClass, Format, InitOptions, Mnemon, OpenOptions, Role,
-};
-use pyo3::create_exception;
-use pyo3::exceptions::PyException;
+use mnemon::{AskOptions, ContextQuery, Format, InitOptions, Mnemon, OpenOptions, Role};
 use pyo3::prelude::*;
-use serde::Serialize;
 
-create_exception!(
-    mnemon,
-    Error,
-    PyException,
-    "Every error mnemon raises; the subclass says its kind: InputError, StorageError, ConflictError or LlmError."
-);
-create_exception!(
-    mnemon,
-    InputError,
-    Error,
-    "A value, configuration or project that cannot be used: the message says what to change."
-);
-create_exception!(
-    mnemon,
-    StorageError,
-    Error,
-    "The store or the filesystem failed (full disk, damaged or read-only file): nothing was written."
-);
-create_exception!(
-    mnemon,
-    ConflictError,
-    Error,
-    "Someone else changed the same thing first (a stale version): read it again and reapply."
-);
-create_exception!(
-    mnemon,
-    LlmError,
-    Error,
-    "The model server failed or could not be reached; nothing that depended on its answer was stored."
-);
+mod assembled;
+mod convert;
 
-/// The library's error as the exception of its class, with its message.
-fn raise(e: mnemon::Error) -> PyErr {
-    let msg = e.to_string();
-    match e.class() {
-        ErrorClass::Input => InputError::new_err(msg),
-        ErrorClass::Storage => StorageError::new_err(msg),
-        ErrorClass::Conflict => ConflictError::new_err(msg),
-        ErrorClass::Llm => LlmError::new_err(msg),
-    }
-}
-
-fn input(msg: impl Into<String>) -> PyErr {
-    InputError::new_err(msg.into())
-}
-
-fn json<T: Serialize>(v: &T) -> PyResult<String> {
-    serde_json::to_string(v).map_err(|e| Error::new_err(format!("could not encode a result: {e}")))
-}
-
-/// Runs `f` without the GIL and answers with its value's JSON.
-fn call<T, F>(py: Python<'_>, f: F) -> PyResult<String>
-where
-    T: Serialize + Send,
-    F: FnOnce() -> mnemon::Result<T> + Send,
-{
-    let v = py.detach(f).map_err(raise)?;
-    json(&v)
-}
-
-/// A count or size from Python: negative numbers are refused by name.
-fn unsigned(name: &str, v: Option<i64>) -> PyResult<Option<u64>> {
-    match v {
-        Some(n) if n < 0 => Err(input(format!("{name} must be zero or more, not {n}"))),
-        Some(n) => Ok(Some(n as u64)),
-        None => Ok(None),
-    }
-}
-
-fn parse<T: std::str::FromStr>(name: &str, v: Option<&str>) -> PyResult<Option<T>>
-where
-    T::Err: std::fmt::Display,
-{
-    v.map(|s| s.parse::<T>().map_err(|e| input(format!("{name}: {e}"))))
-        .transpose()
-}
-
-fn value(name: &str, text: &str) -> PyResult<serde_json::Value> {
-    serde_json::from_str(text).map_err(|e| input(format!("{name} is not JSON: {e}")))
-}
-
-fn new_decision(fields: &str, status: &str) -> PyResult<NewDecision> {
-    let mut d: NewDecision =
-        serde_json::from_str(fields).map_err(|e| input(format!("a decision record: {e}")))?;
-    d.status = status
-        .parse::<DecisionStatus>()
-        .map_err(|e| input(format!("status: {e}")))?;
-    Ok(d)
-}
-
-/// An assembled context, kept in Rust: its text is handed over as one
-/// string, and its sections (each item's text again, several times the
-/// text's size as JSON) are encoded only when Python reads them. Encoding
-/// them with every call was a quarter of an 8K context's time.
-#[pyclass(frozen, skip_from_py_object, module = "mnemon._native")]
-#[derive(Debug)]
-struct Assembled {
-    a: mnemon::Assembled,
-}
-
-#[pymethods]
-impl Assembled {
-    #[getter]
-    fn text(&self) -> &str {
-        &self.a.text
-    }
-
-    #[getter]
-    fn tokens(&self) -> u64 {
-        self.a.tokens
-    }
-
-    #[getter]
-    fn budget(&self) -> u64 {
-        self.a.budget
-    }
-
-    #[getter]
-    fn plan(&self) -> &str {
-        &self.a.plan
-    }
-
-    #[getter]
-    fn warnings(&self) -> Vec<String> {
-        self.a.warnings.clone()
-    }
-
-    /// Everything but the text and the sections, as JSON.
-    fn head(&self) -> PyResult<String> {
-        json(&serde_json::json!({
-            "plan": self.a.plan,
-            "budget": self.a.budget,
-            "tokens": self.a.tokens,
-            "format": self.a.format,
-            "messages": self.a.messages,
-            "warnings": self.a.warnings,
-        }))
-    }
-
-    fn sections(&self) -> PyResult<String> {
-        json(&self.a.sections)
-    }
-}
+use assembled::Assembled;
+use convert::{
+    ConflictError, Error, InputError, LlmError, StorageError, call, input, json, new_decision,
+    parse, raise, unsigned, value,
+};
 
 /// A project's handle. Cheap to share: every thread may call it at once.
 #[pyclass(frozen, skip_from_py_object, module = "mnemon._native")]
