@@ -200,23 +200,13 @@ impl<S: EngineStore> Engine<S> {
             .collect();
         let ctx = self.epoch_context(None, &docs, &[], &[])?;
         let (op_head, msg_head) = self.store().log_heads()?;
-        let w = &self.cfg.window;
         let used = v.calibration.apply(ctx.tokens);
         let state = EngineState {
             session_id: None,
-            epoch: v.state.epoch + 1,
-            baseline: ctx.tokens,
-            carried: 0,
-            op_seq: op_head,
-            msg_seq: msg_head,
-            seed_ops: Vec::new(),
-            seed_msgs: Vec::new(),
-            zone: w.zone(used),
-            emergency: w.is_emergency(used),
-            reported: None,
             phase: None,
             compacted_tokens: 0,
-            ..v.state.clone()
+            ..v.state
+                .next_epoch(ctx.tokens, (op_head, msg_head), &self.cfg.window, used)
         };
         let commit = EngineCommit {
             sessions: vec![(

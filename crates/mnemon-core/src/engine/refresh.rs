@@ -129,20 +129,10 @@ impl<S: EngineStore> Engine<S> {
         }
         let (op_head, msg_head) = self.store().log_heads()?;
         let after = v.calibration.apply(ctx.tokens);
-        let w = &self.cfg.window;
         let state = EngineState {
-            epoch: v.state.epoch + 1,
-            baseline: ctx.tokens,
-            carried: 0,
-            op_seq: op_head,
-            msg_seq: msg_head,
-            seed_ops: Vec::new(),
-            seed_msgs: Vec::new(),
-            zone: w.zone(after),
-            emergency: w.is_emergency(after),
-            reported: None,
             refreshes: v.state.refreshes + 1,
-            ..v.state.clone()
+            ..v.state
+                .next_epoch(ctx.tokens, (op_head, msg_head), &self.cfg.window, after)
         };
         let commit = EngineCommit {
             sessions: vec![(
@@ -167,7 +157,7 @@ impl<S: EngineStore> Engine<S> {
             )),
             ..EngineCommit::default()
         };
-        let (wevents, _, _) = zone_events(w, &v.state, after);
+        let (wevents, _, _) = zone_events(&self.cfg.window, &v.state, after);
         self.commit_state(&v, state.clone(), commit)?;
         events.push(EngineEvent::Refreshed {
             trigger: trigger.to_string(),

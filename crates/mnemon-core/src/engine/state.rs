@@ -54,6 +54,32 @@ pub struct EngineState {
 }
 
 impl EngineState {
+    /// The state a new epoch starts from (a refresh, a session's end): its
+    /// fresh context is the whole baseline, the logs count on from their
+    /// heads, nothing is carried or seeded, and no usage report applies yet.
+    /// `used` is the baseline as calibration reads it.
+    pub(super) fn next_epoch(
+        &self,
+        baseline: u64,
+        (op_seq, msg_seq): (i64, i64),
+        window: &crate::window::ContextWindow,
+        used: u64,
+    ) -> EngineState {
+        EngineState {
+            epoch: self.epoch + 1,
+            baseline,
+            carried: 0,
+            op_seq,
+            msg_seq,
+            seed_ops: Vec::new(),
+            seed_msgs: Vec::new(),
+            zone: window.zone(used),
+            emergency: window.is_emergency(used),
+            reported: None,
+            ..self.clone()
+        }
+    }
+
     pub fn new(agent: &str, at: Timestamp) -> EngineState {
         EngineState {
             agent: agent.to_string(),
