@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::{HotKind, NewOperation, OperationQuery, Store, memory};
+use mnemon_core::memory::{HotKind, NewOperation, OperationQuery, Store};
+
+use crate::memory;
 
 /// Two agents adding goals at the same moment never conflict.
 pub fn agents_adding_goals_never_conflict<S: Store + 'static>(fresh: &dyn Fn() -> S) {

@@ -26,13 +26,8 @@ pub use full::run_full;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use mnemon_core::importance::Role;
-use mnemon_core::memory::{
-    Clock, HotItemChange, HotKind, HotStatus, Memory, MessageQuery, NewDecision, NewMessage,
-    NewOperation, OperationQuery, Phase, Priority, SessionStatus, Store, StoreError, Timestamp,
-    WorkingMemory,
-};
-use mnemon_core::tokens::{Encoding, OpenAiBpe, TokenCounter};
+use mnemon_core::memory::{Clock, Memory, Store, Timestamp};
+use mnemon_core::tokens::{Encoding, OpenAiBpe};
 
 /// A clock that starts at a fixed instant and moves one second per reading,
 /// so every record has a distinct, predictable time.

@@ -3,10 +3,14 @@
 
 use serde_json::json;
 
-use super::{
-    Encoding, MessageQuery, NewMessage, NewOperation, OpenAiBpe, OperationQuery, Phase, Role,
-    SessionStatus, Store, StoreError, TokenCounter, WorkingMemory, memory,
+use mnemon_core::importance::Role;
+use mnemon_core::memory::{
+    MessageQuery, NewMessage, NewOperation, OperationQuery, Phase, SessionStatus, Store,
+    StoreError, WorkingMemory,
 };
+use mnemon_core::tokens::{Encoding, OpenAiBpe, TokenCounter};
+
+use crate::memory;
 
 pub fn operations_round_trip<S: Store>(fresh: &dyn Fn() -> S) {
     let m = memory(fresh(), "orchestrator");

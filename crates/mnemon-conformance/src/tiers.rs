@@ -5,10 +5,11 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::{
+use mnemon_core::memory::{
     HotItemChange, HotKind, HotStatus, NewDecision, OperationQuery, Priority, Store, StoreError,
-    memory,
 };
+
+use crate::memory;
 
 pub fn hot_context_versions<S: Store>(fresh: &dyn Fn() -> S) {
     let store = fresh();

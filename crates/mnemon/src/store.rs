@@ -67,15 +67,6 @@ impl AnyStore {
         }
     }
 
-    /// The SQLite store, when the project lives in one.
-    pub fn as_sqlite(&self) -> Option<&SqliteStore> {
-        match self {
-            AnyStore::Sqlite(s) => Some(s),
-            #[cfg(feature = "postgres")]
-            AnyStore::Postgres(_) => None,
-        }
-    }
-
     /// The database as messages name it (never with a password).
     pub fn shown(&self) -> String {
         match self {

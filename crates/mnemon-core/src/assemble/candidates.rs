@@ -202,6 +202,7 @@ pub fn fragments(ranked: &[super::retrieve::Ranked], query: &str) -> Vec<Candida
             } else {
                 &r.hit.text
             };
+            let group = day(r);
             // Verbatim, newlines included: code, lists and quoted text
             // mean what they say only as written.
             let excerpt = best_sentences(text, &terms, EXCERPT_SENTENCES).map(|e| {
@@ -213,7 +214,7 @@ pub fn fragments(ranked: &[super::retrieve::Ranked], query: &str) -> Vec<Candida
                     order: i as i64,
                     role: None,
                     excerpt: None,
-                    group: day(r),
+                    group: group.clone(),
                 })
             });
             let c = Candidate {
@@ -224,7 +225,7 @@ pub fn fragments(ranked: &[super::retrieve::Ranked], query: &str) -> Vec<Candida
                 order: i as i64,
                 role: None,
                 excerpt,
-                group: day(r),
+                group,
             };
             Some((
                 r.score / (approximate_tokens(&c.text) / TURN_TOKENS).max(1.0).sqrt(),
