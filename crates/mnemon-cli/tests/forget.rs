@@ -35,8 +35,9 @@ const ASK: &str = "where is the staging password notebook";
 fn a_forgotten_fact_is_found_by_neither_search_nor_context_nor_on_disk() {
     let p = common::project();
     let dir = p.path();
-    let hot = common::json(dir, &["remember", FACT, "--json"]);
-    let hot_id = hot["id"].as_str().unwrap().to_string();
+    // The message first: the session starts with the first write, and a
+    // session begun in the hot item's millisecond would share the prefix
+    // of its id that the item is forgotten by below.
     let said = common::json(
         dir,
         &[
@@ -48,6 +49,8 @@ fn a_forgotten_fact_is_found_by_neither_search_nor_context_nor_on_disk() {
         ],
     );
     let msg_seq = said["seq"].as_i64().unwrap();
+    let hot = common::json(dir, &["remember", FACT, "--json"]);
+    let hot_id = hot["id"].as_str().unwrap().to_string();
     let dr = common::json(
         dir,
         &[

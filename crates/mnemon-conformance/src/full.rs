@@ -8,8 +8,8 @@ use std::sync::{Arc, Barrier};
 use mnemon_core::assemble::retrieve::{HitSource, SearchStore};
 use mnemon_core::engine::{EngineCommit, EngineState, EngineStore, StoredCheckpoint};
 use mnemon_core::memory::{
-    EntityDraft, EntityKind, EntityQuery, EntityStatus, EntityStore, NewEntity, NewOperation,
-    OperationDraft, OperationLog, OperationQuery, Store, StoreError,
+    Atomically, EntityDraft, EntityKind, EntityQuery, EntityStatus, EntityStore, NewEntity,
+    NewOperation, OperationDraft, OperationLog, OperationQuery, StoreError,
 };
 use serde_json::json;
 

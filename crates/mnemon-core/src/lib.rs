@@ -26,6 +26,7 @@ pub mod models;
 pub mod optimize;
 pub mod profile;
 pub mod setup;
+pub mod store;
 pub mod text;
 pub mod tokens;
 pub mod window;

@@ -2,7 +2,7 @@
 //! audits, hot-item history, the optimizer's tables, and the
 //! one-transaction [`EngineCommit`].
 
-use mnemon_core::engine::forget::{ForgetAudit, ForgetRequest, Forgotten};
+use mnemon_core::engine::forget::ForgetAudit;
 use mnemon_core::engine::{
     Calibration, CompactionRecord, EngineCommit, EngineState, EngineStore, LiveTotals,
     StoredCheckpoint,
@@ -338,10 +338,6 @@ impl EngineStore for PgStore {
 
     fn artifacts(&self) -> Result<Vec<Artifact>, StoreError> {
         self.read_artifacts(None)
-    }
-
-    fn forget(&self, req: &ForgetRequest) -> Result<Forgotten, StoreError> {
-        self.forget_targets(req)
     }
 
     fn forgettings(&self, limit: usize) -> Result<Vec<ForgetAudit>, StoreError> {

@@ -281,7 +281,10 @@ impl Store for PgStore {
         &self.shared.project_id
     }
 
-    fn atomically<T>(&self, f: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
+    fn unit_of_work(
+        &self,
+        f: &mut dyn FnMut() -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
         if self.unit().is_some() {
             return f();
         }
@@ -297,12 +300,12 @@ impl Store for PgStore {
             store: self,
             tx: Some(tx),
         };
-        let out = f()?;
+        f()?;
         if let Some(tx) = guard.tx.take() {
             tx.commit()?;
         }
         drop(guard);
-        Ok(out)
+        Ok(())
     }
 }
 

@@ -88,3 +88,20 @@ impl PgStore {
         })
     }
 }
+
+impl mnemon_core::store::Backend for PgStore {
+    fn shown(&self) -> String {
+        PgStore::shown(self).to_string()
+    }
+
+    fn check(&self) -> Result<Health, StoreError> {
+        PgStore::check(self)
+    }
+
+    fn backup_to(&self, _dest: &std::path::Path) -> Result<(), StoreError> {
+        Err(StoreError::Invalid(format!(
+            "this project lives in PostgreSQL ({}); back it up with pg_dump (`pg_dump -Fc -n SCHEMA DATABASE`), which takes a consistent snapshot while servers write",
+            PgStore::shown(self)
+        )))
+    }
+}

@@ -1,7 +1,7 @@
 //! The engine's storage: state, calibration, checkpoints, compaction
 //! audits, hot-item history, and the one-transaction [`EngineCommit`].
 
-use mnemon_core::engine::forget::{ForgetAudit, ForgetRequest, Forgotten};
+use mnemon_core::engine::forget::ForgetAudit;
 use mnemon_core::engine::{
     Calibration, CompactionRecord, EngineCommit, EngineState, EngineStore, LiveTotals,
     StoredCheckpoint,
@@ -300,10 +300,6 @@ impl EngineStore for SqliteStore {
 
     fn artifacts(&self) -> Result<Vec<Artifact>, StoreError> {
         self.read_artifacts(None)
-    }
-
-    fn forget(&self, req: &ForgetRequest) -> Result<Forgotten, StoreError> {
-        self.forget_targets(req)
     }
 
     fn forgettings(&self, limit: usize) -> Result<Vec<ForgetAudit>, StoreError> {

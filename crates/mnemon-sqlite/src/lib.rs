@@ -6,7 +6,7 @@
 //! takes the write lock up front; with the busy timeout, concurrent writers
 //! from several processes queue instead of failing. FTS5 indexes are
 //! maintained by triggers inside the same transaction. Several writes that
-//! belong together run in one unit of work (`Store::atomically`).
+//! belong together run in one unit of work (`Store::unit_of_work`).
 //!
 //! This crate implements mnemon-core's storage traits and knows nothing of
 //! the domain rules; those run in core before a write arrives here.
@@ -65,7 +65,7 @@ fn is_busy(e: &StoreError) -> bool {
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     conn: Arc<Mutex<Connection>>,
-    /// Held for every call, and across a unit of work (`Store::atomically`).
+    /// Held for every call, and across a unit of work (`Store::unit_of_work`).
     gate: Arc<unit::Gate>,
     /// Shared by every store of this process on the same file.
     writer: Arc<Mutex<()>>,
@@ -299,7 +299,10 @@ impl Store for SqliteStore {
         &self.project_id
     }
 
-    fn atomically<T>(&self, f: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
+    fn unit_of_work(
+        &self,
+        f: &mut dyn FnMut() -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
         let _pass = self.gate.enter();
         if !self.conn().is_autocommit() {
             return f();
@@ -310,12 +313,12 @@ impl Store for SqliteStore {
             .execute_batch("BEGIN IMMEDIATE")
             .map_err(|e| self.err(e))?;
         let unfinished = Unfinished(self);
-        let out = f()?;
+        f()?;
         self.conn()
             .execute_batch("COMMIT")
             .map_err(|e| self.err(e))?;
         std::mem::forget(unfinished);
-        Ok(out)
+        Ok(())
     }
 }
 

@@ -258,3 +258,17 @@ pub fn restore_into(src: &Path, db: &Path) -> Result<String, StoreError> {
     SqliteStore::open(db)?;
     Ok(id)
 }
+
+impl mnemon_core::store::Backend for SqliteStore {
+    fn shown(&self) -> String {
+        self.path().to_string()
+    }
+
+    fn check(&self) -> Result<Health, StoreError> {
+        SqliteStore::check(self)
+    }
+
+    fn backup_to(&self, dest: &Path) -> Result<(), StoreError> {
+        SqliteStore::backup_to(self, dest)
+    }
+}

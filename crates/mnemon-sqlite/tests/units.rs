@@ -14,8 +14,8 @@ use std::sync::{Arc, Barrier};
 use mnemon_conformance::{SteppingClock, T0, engine};
 use mnemon_core::engine::Engine;
 use mnemon_core::memory::{
-    EntityKind, EntityQuery, EntityStore, HotKind, NewEntity, NewOperation, OperationLog,
-    OperationQuery, Store, StoreError,
+    Atomically, EntityKind, EntityQuery, EntityStore, HotKind, NewEntity, NewOperation,
+    OperationLog, OperationQuery, StoreError,
 };
 use mnemon_sqlite::SqliteStore;
 

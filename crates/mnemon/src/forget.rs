@@ -67,8 +67,6 @@ impl Mnemon {
 /// The texts the forgotten items held: operations' string values,
 /// messages, hot items and decisions' titles.
 fn said_by(e: &crate::ProjectEngine, f: &Forgotten) -> Result<Vec<String>> {
-    use mnemon_core::engine::EngineStore;
-    use mnemon_core::memory::{DecisionStore, HotStore};
     fn strings(v: &serde_json::Value, out: &mut Vec<String>) {
         match v {
             serde_json::Value::String(s) => out.push(s.clone()),

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use mnemon_core::engine::{DatedMessage, EngineError, EngineEvent, EngineStatus, Outcome};
 use mnemon_core::import::ImportSession;
 use mnemon_core::importance::Role;
-use mnemon_core::memory::{Clock, MessageQuery, NewMessage, OperationLog, Timestamp};
+use mnemon_core::memory::{Clock, MessageQuery, NewMessage, Timestamp};
 use serde::Serialize;
 
 use crate::clock::{ReplayClock, SystemClock};

@@ -111,14 +111,14 @@ use mnemon_core::setup::Setup;
 use mnemon_postgres::PgStore;
 use mnemon_sqlite::SqliteStore;
 
-pub use store::AnyStore;
+pub use store::{AnyStore, Backend};
 
 /// The store of a project: its SQLite file, or PostgreSQL (`[storage] url`).
-pub type ProjectStore = AnyStore;
+pub type ProjectStore = dyn Backend;
 /// The engine of one agent over the project's store.
-pub type ProjectEngine = Engine<AnyStore>;
+pub type ProjectEngine = Engine<ProjectStore>;
 /// The memory rules over the project's store.
-pub type ProjectMemory = Memory<AnyStore>;
+pub type ProjectMemory = Memory<ProjectStore>;
 
 /// Connections of a file-backed project.
 #[derive(Debug)]
@@ -135,7 +135,7 @@ const MAX_CONNECTIONS: usize = 4;
 
 /// Where a project's data lives.
 #[derive(Debug)]
-enum Backend {
+enum Database {
     /// `.mnemon/mnemon.db`: up to [`MAX_CONNECTIONS`] connections, opened
     /// as agents' engines are made and then shared by them in turn, so a
     /// few agents read in parallel (WAL) while a server with hundreds of
@@ -157,7 +157,7 @@ enum Backend {
 struct Inner {
     settings: Settings,
     setup: Setup,
-    backend: Backend,
+    backend: Database,
     clock: Arc<dyn Clock>,
     views: Option<Views>,
     engines: Mutex<HashMap<String, Arc<ProjectEngine>>>,
@@ -266,7 +266,7 @@ impl OpenOptions {
     pub fn in_memory(self, config: Option<&str>) -> Result<Mnemon> {
         let settings = Settings::from_text(config, self.env.clone())?;
         let store = SqliteStore::in_memory()?;
-        self.build(settings, Backend::Memory(store))
+        self.build(settings, Database::Memory(store))
     }
 
     /// A project whose settings were read already (the CLI reads them
@@ -280,7 +280,7 @@ impl OpenOptions {
             #[cfg(feature = "postgres")]
             {
                 let store = open_postgres(url, storage.schema.as_deref())?;
-                return self.build(settings, Backend::Postgres(store));
+                return self.build(settings, Database::Postgres(store));
             }
             #[cfg(not(feature = "postgres"))]
             {
@@ -309,10 +309,10 @@ impl OpenOptions {
             stores: vec![first],
             handed: 0,
         };
-        self.build(settings, Backend::File(Mutex::new(pool)))
+        self.build(settings, Database::File(Mutex::new(pool)))
     }
 
-    fn build(self, settings: Settings, backend: Backend) -> Result<Mnemon> {
+    fn build(self, settings: Settings, backend: Database) -> Result<Mnemon> {
         let setup = settings.setup(None)?;
         let views = settings.dir().map(|d| {
             Views::new(
@@ -330,13 +330,13 @@ impl OpenOptions {
                 // A file gets the renderer a connection of its own; a pool
                 // (PostgreSQL) is shared without waiting already.
                 let store = match &backend {
-                    Backend::File(pool) => {
+                    Database::File(pool) => {
                         let pool = pool.lock().unwrap_or_else(|p| p.into_inner());
-                        Some(AnyStore::Sqlite(pool.stores[0].open_another()?))
+                        Some(Arc::new(pool.stores[0].open_another()?) as AnyStore)
                     }
                     #[cfg(feature = "postgres")]
-                    Backend::Postgres(pg) => Some(AnyStore::Postgres(pg.clone())),
-                    Backend::Memory(_) => None,
+                    Database::Postgres(pg) => Some(Arc::new(pg.clone()) as AnyStore),
+                    Database::Memory(_) => None,
                 };
                 Some(
                     background::Renderer::start(v.clone(), keep_versions, store)
@@ -443,8 +443,8 @@ impl Mnemon {
         let inner = &self.inner;
         let store = match &inner.backend {
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pg) => AnyStore::Postgres(pg.clone()),
-            Backend::File(pool) => {
+            Database::Postgres(pg) => Arc::new(pg.clone()) as AnyStore,
+            Database::File(pool) => {
                 let mut pool = pool.lock().unwrap_or_else(|p| p.into_inner());
                 let turn = pool.handed;
                 let store = if turn >= pool.stores.len() && pool.stores.len() < MAX_CONNECTIONS {
@@ -458,9 +458,9 @@ impl Mnemon {
                 if inner.semantic.is_some() {
                     store.set_page_cache_kib(mnemon_sqlite::MEANING_PAGE_CACHE_KIB)?;
                 }
-                AnyStore::Sqlite(store)
+                Arc::new(store) as AnyStore
             }
-            Backend::Memory(store) => AnyStore::Sqlite(store.clone()),
+            Database::Memory(store) => Arc::new(store.clone()) as AnyStore,
         };
         let setup = &inner.setup;
         let counter = inner.settings.counter(&setup.tokenizer)?;

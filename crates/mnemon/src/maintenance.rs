@@ -64,10 +64,12 @@ impl Mnemon {
     #[cfg(feature = "postgres")]
     pub fn migrate_to(&self, url: &str, schema: Option<&str>) -> Result<Migrated> {
         use mnemon_core::memory::transfer::TABLES;
-        let source = match self.engine()?.memory().store() {
-            crate::AnyStore::Sqlite(s) => s.clone(),
-            #[cfg(feature = "postgres")]
-            crate::AnyStore::Postgres(p) => {
+        let source = match &self.inner.backend {
+            crate::Database::File(pool) => {
+                pool.lock().unwrap_or_else(|p| p.into_inner()).stores[0].clone()
+            }
+            crate::Database::Memory(store) => store.clone(),
+            crate::Database::Postgres(p) => {
                 return Err(Error::Input(format!(
                     "this project already lives in PostgreSQL ({}); copy it with pg_dump and pg_restore",
                     p.shown()

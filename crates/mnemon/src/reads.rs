@@ -4,11 +4,10 @@ use std::path::Path;
 
 use mnemon_core::assemble::retrieve::Ranked;
 use mnemon_core::assemble::{Assembled, Format};
-use mnemon_core::engine::{ContextRequest, EngineStore, StoredCheckpoint};
+use mnemon_core::engine::{ContextRequest, StoredCheckpoint};
 use mnemon_core::memory::{
-    DecisionRecord, DecisionStore, DocKind, Document, DocumentStore, Entity, EntityQuery,
-    EntityStore, HotContext, Message, MessageQuery, Operation, OperationQuery, Session,
-    SessionStore, StoreError,
+    DecisionRecord, DocKind, Document, Entity, EntityQuery, HotContext, Message, MessageQuery,
+    Operation, OperationQuery, Session, StoreError,
 };
 
 use crate::Mnemon;
@@ -234,7 +233,6 @@ impl Mnemon {
     /// rise with every write, by any process, so a watcher that sees them
     /// move knows the project changed.
     pub fn log_heads(&self) -> Result<(i64, i64)> {
-        use mnemon_core::engine::EngineStore;
         Ok(self.engine()?.memory().store().log_heads()?)
     }
 

@@ -1,18 +1,17 @@
 //! What a committed write changed, rendered into the views under `.mnemon/`:
 //! at once by a short-lived process, or later by the background renderer.
 
-use mnemon_core::engine::{Checkpoint, EngineEvent, EngineStore};
+use mnemon_core::engine::{Checkpoint, EngineEvent};
 use mnemon_core::memory::{DecisionRecord, Memory};
 
 use crate::error::Result;
-use crate::store::AnyStore;
 use crate::views::Views;
 
 /// Renders what a committed write changed; every failure is a warning.
 pub(crate) fn render_with(
     views: &Views,
     keep_versions: u64,
-    m: &Memory<AnyStore>,
+    m: &Memory<crate::ProjectStore>,
     events: &[EngineEvent],
     touched: Touched,
 ) -> Vec<String> {

@@ -10,7 +10,7 @@
 //! exact figure. Between two such anchors a point can be off only by what
 //! the anchors leave out (a resume carrying another epoch's tokens).
 
-use mnemon_core::engine::{ACTION_KIND, CompactionRecord, EngineStore};
+use mnemon_core::engine::{ACTION_KIND, CompactionRecord};
 use mnemon_core::memory::{Message, MessageQuery, Operation, OperationQuery, Timestamp};
 use serde::Serialize;
 use serde_json::Value;

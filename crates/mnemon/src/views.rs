@@ -152,7 +152,7 @@ impl Views {
     /// appended to the log: a view whose last render read positions at or
     /// past them already shows that write and is not rendered again.
     /// `None` (a write that left no log line) always renders.
-    pub fn refresh<S: EngineStore>(
+    pub fn refresh<S: EngineStore + ?Sized>(
         &self,
         m: &Memory<S>,
         keep_versions: u64,
@@ -208,12 +208,20 @@ impl Views {
     /// `memory/versions/<stem>_<YYYYmmdd_HHMMSS_mmm>.md` for each kept old
     /// one; files of pruned versions are removed, so the folder mirrors
     /// the store.
-    pub fn write_documents<S: Store>(&self, m: &Memory<S>, current: &[Document]) -> Result<()> {
+    pub fn write_documents<S: Store + ?Sized>(
+        &self,
+        m: &Memory<S>,
+        current: &[Document],
+    ) -> Result<()> {
         let _lock = self.lock()?;
         self.write_documents_locked(m, current)
     }
 
-    fn write_documents_locked<S: Store>(&self, m: &Memory<S>, current: &[Document]) -> Result<()> {
+    fn write_documents_locked<S: Store + ?Sized>(
+        &self,
+        m: &Memory<S>,
+        current: &[Document],
+    ) -> Result<()> {
         let mem = self.dir.join("memory");
         let versions = mem.join("versions");
         create_dir(&versions)?;
@@ -250,12 +258,20 @@ impl Views {
 
     /// `sessions/session_<id>.md` while a session is live;
     /// `sessions/archive/session_<YYYYmmdd_HHMMSS>_<id8>.md` once archived.
-    pub fn write_session<S: EngineStore>(&self, m: &Memory<S>, session_id: &str) -> Result<()> {
+    pub fn write_session<S: EngineStore + ?Sized>(
+        &self,
+        m: &Memory<S>,
+        session_id: &str,
+    ) -> Result<()> {
         let _lock = self.lock()?;
         self.write_session_locked(m, session_id)
     }
 
-    fn write_session_locked<S: EngineStore>(&self, m: &Memory<S>, session_id: &str) -> Result<()> {
+    fn write_session_locked<S: EngineStore + ?Sized>(
+        &self,
+        m: &Memory<S>,
+        session_id: &str,
+    ) -> Result<()> {
         let store = m.store();
         let session = store.session(session_id)?;
         let mut ops = store.operations(&OperationQuery {
@@ -335,7 +351,7 @@ impl Views {
     }
 
     /// The files of checkpoints an engine action just created.
-    pub fn write_checkpoints<S: EngineStore>(
+    pub fn write_checkpoints<S: EngineStore + ?Sized>(
         &self,
         m: &Memory<S>,
         cps: &[Checkpoint],
@@ -349,7 +365,7 @@ impl Views {
 
     /// The optimizer's files (`archive/phases/…`, `artifacts/…`) from the
     /// database, which holds them whole: `paths`, or every one when `None`.
-    pub fn write_artifacts<S: EngineStore>(
+    pub fn write_artifacts<S: EngineStore + ?Sized>(
         &self,
         m: &Memory<S>,
         paths: Option<&[String]>,
@@ -386,7 +402,7 @@ impl Views {
     /// After a forgetting: the files of what is gone are removed, then
     /// every view is rendered again from the database (a session log or a
     /// document may have shown what went).
-    pub fn forget<S: EngineStore>(
+    pub fn forget<S: EngineStore + ?Sized>(
         &self,
         m: &Memory<S>,
         f: &Forgotten,
@@ -443,7 +459,11 @@ impl Views {
     }
 
     /// Rewrites every view from the database; returns how many files.
-    pub fn export<S: EngineStore>(&self, m: &Memory<S>, keep_versions: u64) -> Result<usize> {
+    pub fn export<S: EngineStore + ?Sized>(
+        &self,
+        m: &Memory<S>,
+        keep_versions: u64,
+    ) -> Result<usize> {
         let docs = m.refresh_documents(keep_versions)?;
         self.write_documents(m, &docs)?;
         let mut written = DocKind::ALL.len();

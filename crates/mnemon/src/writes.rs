@@ -6,9 +6,9 @@
 
 use mnemon_core::engine::{Checkpoint, EngineEvent, EngineStatus, Outcome, SessionReport};
 use mnemon_core::memory::{
-    DecisionRecord, DecisionStatus, Entity, EntityChange, HotItem, HotItemChange, HotKind,
-    HotStore, Message, NewDecision, NewEntity, NewMessage, NewOperation, Operation, Priority,
-    RestoredSession, Session, SessionStore,
+    DecisionRecord, DecisionStatus, Entity, EntityChange, HotItem, HotItemChange, HotKind, Message,
+    NewDecision, NewEntity, NewMessage, NewOperation, Operation, Priority, RestoredSession,
+    Session,
 };
 use serde::Serialize;
 use std::sync::Arc;

@@ -15,7 +15,7 @@ use super::{Chat, ChatStore, Outcome, Slot, Stop};
 /// Operations a "what did we do" answer reads at most.
 const HISTORY: usize = 2_000;
 
-pub(super) fn answer<S: ChatStore>(
+pub(super) fn answer<S: ChatStore + ?Sized>(
     chat: &Chat<'_, S>,
     q: &Question,
     forced: &Option<(Slot, Vec<Entity>)>,
@@ -332,7 +332,7 @@ fn history(when: &str, ops: &[Operation]) -> Outcome {
 }
 
 /// Decision records (and hot-context decisions) mentioning the topic.
-fn decided<S: ChatStore>(chat: &Chat<'_, S>, topic: &str) -> Result<Outcome, Stop> {
+fn decided<S: ChatStore + ?Sized>(chat: &Chat<'_, S>, topic: &str) -> Result<Outcome, Stop> {
     let memory = chat.engine.memory();
     let words: Vec<String> = crate::compress::sentences::terms(topic)
         .into_iter()

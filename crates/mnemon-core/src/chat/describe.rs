@@ -77,7 +77,7 @@ pub(super) fn row(e: &Entity) -> String {
     )
 }
 
-pub(super) fn list<S: Store>(
+pub(super) fn list<S: Store + ?Sized>(
     store: &S,
     kind: Option<EntityKind>,
     status: Option<StatusFilter>,
@@ -142,7 +142,7 @@ pub(super) fn list<S: Store>(
 }
 
 /// One entity with its parent and children.
-pub(super) fn entity<S: Store>(store: &S, e: &Entity) -> Result<String, StoreError> {
+pub(super) fn entity<S: Store + ?Sized>(store: &S, e: &Entity) -> Result<String, StoreError> {
     let mut s = format!(
         "{}: {}, priority {}",
         e.label(),

@@ -29,7 +29,9 @@ pub use reply::{Recorded, Reply, ReplyKind};
 
 use crate::assemble::retrieve::SearchStore;
 use crate::engine::{Checkpoint, Engine, EngineError, EngineEvent, EngineStatus, EngineStore};
-use crate::memory::{DecisionRecord, Entity, EntityChange, EntityKind, NewEntity, NewOperation};
+use crate::memory::{
+    Atomically, DecisionRecord, Entity, EntityChange, EntityKind, NewEntity, NewOperation,
+};
 
 use describe::{labels, sentence_case};
 use refs::Resolved;
@@ -42,7 +44,7 @@ pub(crate) const APPLIED: &str = "applied";
 /// What a chat needs of a store: the engine's records and search.
 pub trait ChatStore: EngineStore + SearchStore {}
 
-impl<T: EngineStore + SearchStore> ChatStore for T {}
+impl<T: EngineStore + SearchStore + ?Sized> ChatStore for T {}
 
 /// A question waiting for its answer: the command to finish, which of its
 /// references was ambiguous, and the candidates offered.
@@ -132,12 +134,12 @@ impl Outcome {
 /// The engine a chat drives: borrowed for a chat that lives inside a
 /// caller's scope, shared for one that a server task or a library handle
 /// keeps for as long as it likes.
-enum EngineRef<'e, S> {
+enum EngineRef<'e, S: ?Sized> {
     Borrowed(&'e Engine<S>),
     Shared(std::sync::Arc<Engine<S>>),
 }
 
-impl<S> std::ops::Deref for EngineRef<'_, S> {
+impl<S: ?Sized> std::ops::Deref for EngineRef<'_, S> {
     type Target = Engine<S>;
     fn deref(&self) -> &Engine<S> {
         match self {
@@ -148,13 +150,13 @@ impl<S> std::ops::Deref for EngineRef<'_, S> {
 }
 
 /// One chat session over an engine.
-pub struct Chat<'e, S> {
+pub struct Chat<'e, S: ?Sized> {
     engine: EngineRef<'e, S>,
     parser: Box<dyn CommandParser>,
     pending: Option<Pending>,
 }
 
-impl<S> std::fmt::Debug for Chat<'_, S> {
+impl<S: ?Sized> std::fmt::Debug for Chat<'_, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Chat")
             .field("parser", &self.parser.name())
@@ -163,7 +165,7 @@ impl<S> std::fmt::Debug for Chat<'_, S> {
     }
 }
 
-impl<'e, S: ChatStore> Chat<'e, S> {
+impl<'e, S: ChatStore + ?Sized> Chat<'e, S> {
     pub fn new(engine: &'e Engine<S>) -> Chat<'e, S> {
         Chat::with_parser(engine, Box::new(RuleParser))
     }
@@ -551,7 +553,7 @@ impl<'e, S: ChatStore> Chat<'e, S> {
 /// or, when one is refused or fails, none.
 /// Writes every item or none, as one engine write: the entities and their
 /// log lines are accounted for in the window and may trigger zone actions.
-fn all_or_none<S: ChatStore, T>(
+fn all_or_none<S: ChatStore + ?Sized, T>(
     engine: &Engine<S>,
     items: &[T],
     write: impl Fn(&crate::memory::Memory<S>, &T) -> Result<Entity, crate::memory::StoreError>,

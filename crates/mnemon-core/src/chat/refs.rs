@@ -37,7 +37,7 @@ fn numbers(v: &serde_json::Value) -> Vec<u64> {
 }
 
 /// Mention groups, newest first.
-pub(super) fn mentions<S: Store>(store: &S) -> Result<Vec<Group>, StoreError> {
+pub(super) fn mentions<S: Store + ?Sized>(store: &S) -> Result<Vec<Group>, StoreError> {
     let ops = store.operations(&OperationQuery {
         limit: Some(LOOKBACK),
         ..OperationQuery::default()
@@ -89,7 +89,7 @@ pub(super) enum Resolved {
 
 /// Resolves `target` to entities of the `allowed` kinds (any kind when
 /// empty). `plural` says whether the command can act on several.
-pub(super) fn resolve<S: Store>(
+pub(super) fn resolve<S: Store + ?Sized>(
     store: &S,
     target: &Target,
     allowed: &[EntityKind],
@@ -207,7 +207,11 @@ pub(super) fn resolve<S: Store>(
     }
 }
 
-fn load<S: Store>(store: &S, numbers: &[u64], fits: &dyn Fn(&Entity) -> bool) -> Vec<Entity> {
+fn load<S: Store + ?Sized>(
+    store: &S,
+    numbers: &[u64],
+    fits: &dyn Fn(&Entity) -> bool,
+) -> Vec<Entity> {
     let mut out: Vec<Entity> = numbers
         .iter()
         .filter_map(|n| store.entity(*n).ok())
@@ -224,7 +228,7 @@ fn load<S: Store>(store: &S, numbers: &[u64], fits: &dyn Fn(&Entity) -> bool) ->
     clippy::expect_used,
     reason = "invariants of this function, not outside input: non-empty"
 )]
-fn named<S: Store>(
+fn named<S: Store + ?Sized>(
     store: &S,
     kind: EntityKind,
     which: Which,

@@ -56,7 +56,7 @@ pub const SLASH: &[(&str, &str)] = &[
 ];
 
 /// Runs `line` if it is a slash command; `None` if it is not one.
-pub(super) fn run<S: ChatStore>(
+pub(super) fn run<S: ChatStore + ?Sized>(
     chat: &mut Chat<'_, S>,
     line: &str,
 ) -> Result<Option<Outcome>, crate::engine::EngineError> {
@@ -146,7 +146,7 @@ fn unknown_slash(head: &str) -> Outcome {
     bare(ReplyKind::NotUnderstood, text)
 }
 
-fn context<S: ChatStore>(chat: &mut Chat<'_, S>, rest: &str) -> Res {
+fn context<S: ChatStore + ?Sized>(chat: &mut Chat<'_, S>, rest: &str) -> Res {
     let (sub, arg) = match rest.split_once(char::is_whitespace) {
         Some((s, a)) => (s.to_lowercase(), a.trim()),
         None => (rest.to_lowercase(), ""),
@@ -286,7 +286,7 @@ fn engine_to_store(e: crate::engine::EngineError) -> StoreError {
     }
 }
 
-fn hot_add<S: ChatStore>(chat: &Chat<'_, S>, kind: HotKind, text: &str, cmd: &str) -> Res {
+fn hot_add<S: ChatStore + ?Sized>(chat: &Chat<'_, S>, kind: HotKind, text: &str, cmd: &str) -> Res {
     if text.is_empty() {
         return Err(StoreError::Invalid(format!(
             "{cmd} needs text, e.g. `{cmd} ship the login flow by Friday`"
@@ -313,7 +313,7 @@ fn hot_add<S: ChatStore>(chat: &Chat<'_, S>, kind: HotKind, text: &str, cmd: &st
     Ok(out.absorb(written))
 }
 
-fn complete_goal<S: ChatStore>(chat: &Chat<'_, S>, arg: &str) -> Res {
+fn complete_goal<S: ChatStore + ?Sized>(chat: &Chat<'_, S>, arg: &str) -> Res {
     let memory = chat.engine.memory();
     let hot = memory.hot()?;
     if arg.is_empty() {
@@ -342,7 +342,7 @@ fn complete_goal<S: ChatStore>(chat: &Chat<'_, S>, arg: &str) -> Res {
 
 /// `/log_decision Use Redis for sessions | survives restarts`: the text
 /// before `|` (or " because ") is the decision, after it the rationale.
-fn log_decision<S: ChatStore>(chat: &Chat<'_, S>, arg: &str) -> Res {
+fn log_decision<S: ChatStore + ?Sized>(chat: &Chat<'_, S>, arg: &str) -> Res {
     let (decision, rationale) = match arg.split_once('|') {
         Some((d, r)) => (d.trim(), r.trim()),
         None => match arg.split_once(" because ") {
@@ -388,7 +388,7 @@ fn log_decision<S: ChatStore>(chat: &Chat<'_, S>, arg: &str) -> Res {
     Ok(out.absorb(written))
 }
 
-fn search<S: ChatStore>(chat: &Chat<'_, S>, q: &str) -> Res {
+fn search<S: ChatStore + ?Sized>(chat: &Chat<'_, S>, q: &str) -> Res {
     if q.is_empty() {
         return Err(StoreError::Invalid(
             "/search needs words to look for, e.g. `/search login`".into(),
@@ -408,7 +408,7 @@ fn search<S: ChatStore>(chat: &Chat<'_, S>, q: &str) -> Res {
     Ok(out)
 }
 
-fn memory_status<S: ChatStore>(chat: &Chat<'_, S>) -> Res {
+fn memory_status<S: ChatStore + ?Sized>(chat: &Chat<'_, S>) -> Res {
     let memory = chat.engine.memory();
     let st = chat.engine.status().map_err(engine_to_store)?;
     let text = match memory.store().active_session(memory.agent())? {
@@ -437,7 +437,7 @@ fn memory_status<S: ChatStore>(chat: &Chat<'_, S>) -> Res {
 }
 
 /// Lines typed in the session: commands and slash commands.
-fn typed_turns<S: ChatStore>(store: &S, session: &str) -> Result<u64, StoreError> {
+fn typed_turns<S: ChatStore + ?Sized>(store: &S, session: &str) -> Result<u64, StoreError> {
     let mut n = 0;
     for kind in ["nl_command", "slash_command"] {
         n += store.count_operations(&crate::memory::OperationQuery {
@@ -449,7 +449,7 @@ fn typed_turns<S: ChatStore>(store: &S, session: &str) -> Result<u64, StoreError
     Ok(n)
 }
 
-fn clear<S: ChatStore>(chat: &Chat<'_, S>) -> Res {
+fn clear<S: ChatStore + ?Sized>(chat: &Chat<'_, S>) -> Res {
     let mut out = end_session(chat, "Context cleared").map_err(engine_to_store)?;
     out.kind = ReplyKind::Done;
     Ok(out)
@@ -458,7 +458,7 @@ fn clear<S: ChatStore>(chat: &Chat<'_, S>) -> Res {
 /// Ends the active session gracefully: checkpoint, summary, archive,
 /// episodic documents. Nothing is recorded after it, so the next command
 /// opens a fresh session.
-pub(super) fn end_session<S: ChatStore>(
+pub(super) fn end_session<S: ChatStore + ?Sized>(
     chat: &Chat<'_, S>,
     headline: &str,
 ) -> Result<Outcome, crate::engine::EngineError> {

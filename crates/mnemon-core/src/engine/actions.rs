@@ -64,7 +64,7 @@ pub(super) fn summary_items(text: &str) -> Vec<SourceItem> {
         .collect()
 }
 
-impl<S: EngineStore> Engine<S> {
+impl<S: EngineStore + ?Sized> Engine<S> {
     pub(super) fn action_op(
         &self,
         session: Option<&str>,

@@ -28,7 +28,7 @@ pub struct Resumed {
     pub hot_items_removed: usize,
 }
 
-impl<S: EngineStore> Engine<S> {
+impl<S: EngineStore + ?Sized> Engine<S> {
     /// Creates a checkpoint now (manual, or any named trigger).
     pub fn checkpoint(&self, trigger: &str) -> Result<Checkpoint, EngineError> {
         if !self.cfg.checkpoints.allows(trigger) {

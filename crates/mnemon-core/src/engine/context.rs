@@ -44,7 +44,7 @@ pub const LIVE_BACKFILL: u64 = 64;
 /// a record that merely happened then.
 const SPAN_BOOST: f64 = 1.5;
 
-impl<S: EngineStore + SearchStore> Engine<S> {
+impl<S: EngineStore + SearchStore + ?Sized> Engine<S> {
     /// Ranked matches across every tier.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Ranked>, EngineError> {
         let (mut ranked, _) = self.by_meaning_too(query, limit, || {

@@ -20,7 +20,7 @@ pub struct Compaction {
     pub summary: Summary,
 }
 
-impl<S: EngineStore> Engine<S> {
+impl<S: EngineStore + ?Sized> Engine<S> {
     /// Compresses the session log: everything the session recorded, to at
     /// most `session.compression_target_ratio` of its size (0.7 by
     /// default), pinned items kept whole while they fit in it. The

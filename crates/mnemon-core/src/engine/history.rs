@@ -20,7 +20,7 @@ pub struct DatedMessage {
     pub at: Timestamp,
 }
 
-impl<S: EngineStore> Engine<S> {
+impl<S: EngineStore + ?Sized> Engine<S> {
     /// How many of `turns`, from the first, [`Engine::messages_at`] would
     /// store in one write now: the turns up to and including the first
     /// after which the engine acts. Zero when the first turn needs the

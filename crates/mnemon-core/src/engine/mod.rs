@@ -126,7 +126,7 @@ fn retry_conflicts<T>(mut f: impl FnMut() -> Result<T, EngineError>) -> Result<T
     }
 }
 
-pub struct Engine<S> {
+pub struct Engine<S: ?Sized> {
     memory: Memory<S>,
     cfg: EngineConfig,
     summarizer: Box<dyn Summarizer>,
@@ -161,7 +161,7 @@ struct LiveMemo {
     totals: LiveTotals,
 }
 
-impl<S> std::fmt::Debug for Engine<S> {
+impl<S: ?Sized> std::fmt::Debug for Engine<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Engine")
             .field("model", &self.cfg.model)
@@ -215,7 +215,7 @@ impl View {
     }
 }
 
-impl<S: EngineStore> Engine<S> {
+impl<S: EngineStore + ?Sized> Engine<S> {
     pub fn new(memory: Memory<S>, cfg: EngineConfig) -> Engine<S> {
         Engine {
             summarizer: Box::new(Extractive::with_ratio(cfg.compression_ratio_ppm)),

@@ -30,7 +30,7 @@ pub struct OptimizeReport {
 /// checkpoint saw.
 const STATE_LOOKBACK: usize = 200;
 
-impl<S: EngineStore> Engine<S> {
+impl<S: EngineStore + ?Sized> Engine<S> {
     /// Runs the optimizer now. With `dry_run`, reports without writing.
     pub fn optimize(&self, dry_run: bool) -> Result<Outcome<OptimizeReport>, EngineError> {
         let _g = self.lock();

@@ -12,7 +12,7 @@ use super::{Engine, EngineError, EngineEvent, EngineStore, Outcome, View, zone_e
 use crate::compress::{SourceItem, Summarizer, compress_within};
 use crate::memory::{Session, SessionChange};
 
-impl<S: EngineStore> Engine<S> {
+impl<S: EngineStore + ?Sized> Engine<S> {
     /// Refreshes now: checkpoint, working memory into the session summary,
     /// episodic documents updated, a new epoch.
     pub fn refresh(&self, trigger: &str) -> Result<Outcome<()>, EngineError> {

@@ -96,7 +96,10 @@ pub struct EngineCommit {
     pub artifacts: Vec<Artifact>,
 }
 
-pub trait EngineStore: Store {
+/// What the engine reads and writes beyond the memory tiers: its state per
+/// agent, checkpoints, compactions, the optimizer's results, and the rows
+/// forgetting takes ([`super::forget::ForgetRows`]).
+pub trait EngineStore: Store + super::forget::ForgetRows {
     fn engine_state(&self, agent: &str) -> Result<Option<EngineState>, StoreError>;
     fn calibration(&self, model: &str) -> Result<Option<Calibration>, StoreError>;
     /// Tokens and counts of `session_id`'s operations after `op_seq` and
@@ -163,20 +166,6 @@ pub trait EngineStore: Store {
     /// writer took first fails with [`StoreError::StateConflict`], so the
     /// engine evaluates the action again and chooses the next free id.
     fn commit(&self, c: &EngineCommit) -> Result<Option<Operation>, StoreError>;
-    /// Forgets the targets and everything that holds them, in one
-    /// transaction (see [`super::forget`] for what follows what): a hot
-    /// item takes the operations that logged it, a decision its operation
-    /// and its key-decision hot item, a session (never an active one) its
-    /// operations, messages, compactions and checkpoints. Summaries,
-    /// checkpoints, engine states, the optimizer's substitutions and
-    /// archives, and document versions lose what came from them; the
-    /// full-text index and the vectors lose their entries, and the freed
-    /// space is overwritten. An unknown target is an error and nothing is
-    /// forgotten. Records an audit entry unless `dry_run`.
-    fn forget(
-        &self,
-        req: &super::forget::ForgetRequest,
-    ) -> Result<super::forget::Forgotten, StoreError>;
     /// The audit of forgetting, newest first.
     fn forgettings(&self, limit: usize) -> Result<Vec<super::forget::ForgetAudit>, StoreError>;
 }

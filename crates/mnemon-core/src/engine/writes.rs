@@ -14,7 +14,7 @@ use crate::memory::{
 /// type and JSON keys), so the 95 % guard does not under-count small items.
 const LOG_LINE_OVERHEAD: u64 = 24;
 
-impl<S: EngineStore> Engine<S> {
+impl<S: EngineStore + ?Sized> Engine<S> {
     /// Runs `write` as a record does: a refresh first if `tokens` more
     /// would reach the 95 % line, a refusal if they do not fit even then,
     /// and zone actions and checkpoint triggers after the commit. For

@@ -31,8 +31,8 @@ pub use hot::{HotContext, HotItem, HotItemChange, HotItemDraft, HotKind, HotStat
 pub use redact::{PatternError, Redactor};
 pub use service::{Memory, RestoredSession, data_text};
 pub use store::{
-    DecisionStore, DocumentStore, EntityStore, Health, HotStore, OperationLog, SessionStore, Store,
-    StoreError,
+    Atomically, DecisionStore, DocumentStore, EntityStore, Health, HotStore, OperationLog,
+    SessionStore, Store, StoreError,
 };
 pub use types::{
     Clock, Message, MessageDraft, MessageQuery, NewMessage, NewOperation, Operation,

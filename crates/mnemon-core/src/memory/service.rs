@@ -6,6 +6,7 @@ mod decisions;
 mod documents;
 mod entities;
 
+use crate::memory::store::Atomically;
 use std::sync::Arc;
 
 use serde_json::json;
@@ -32,8 +33,10 @@ pub struct RestoredSession {
     pub summary: Option<String>,
 }
 
-pub struct Memory<S> {
-    store: S,
+pub struct Memory<S: ?Sized> {
+    /// Shared, so that one backend may stand behind a trait object
+    /// (`Memory<dyn Backend>`) as well as a concrete type.
+    store: Arc<S>,
     counter: Arc<dyn TokenCounter>,
     clock: Arc<dyn Clock>,
     agent: String,
@@ -43,7 +46,7 @@ pub struct Memory<S> {
     redacted: std::sync::Mutex<Vec<String>>,
 }
 
-impl<S> std::fmt::Debug for Memory<S> {
+impl<S: ?Sized> std::fmt::Debug for Memory<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Memory")
             .field("agent", &self.agent)
@@ -54,17 +57,17 @@ impl<S> std::fmt::Debug for Memory<S> {
 
 const DEFAULT_AGENT: &str = "orchestrator";
 
-impl<S: Store> Memory<S> {
+impl<S: Store + ?Sized> Memory<S> {
     /// `working_limits` are the profile's working-memory operation count and tokens.
     pub fn new(
-        store: S,
+        store: impl Into<Arc<S>>,
         counter: Box<dyn TokenCounter>,
         clock: Arc<dyn Clock>,
         agent: Option<&str>,
         working_limits: (usize, u64),
     ) -> Self {
         Memory {
-            store,
+            store: store.into(),
             counter: Arc::from(counter),
             clock,
             agent: agent
@@ -80,9 +83,9 @@ impl<S: Store> Memory<S> {
     /// The same agent, counter, clock, limits and redaction over another
     /// store: a reader on a connection of its own (the server's view
     /// renderer) never waits for, nor holds up, the agent's writes.
-    pub fn over<T>(&self, store: T) -> Memory<T> {
+    pub fn over<T: ?Sized>(&self, store: impl Into<Arc<T>>) -> Memory<T> {
         Memory {
-            store,
+            store: store.into(),
             counter: Arc::clone(&self.counter),
             clock: Arc::clone(&self.clock),
             agent: self.agent.clone(),

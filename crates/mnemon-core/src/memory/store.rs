@@ -224,5 +224,33 @@ pub trait Store:
     /// `entity_created`, a decision, its operation and its hot item) must not
     /// be split by a killed process. Other users of the store wait until the
     /// unit ends and never see half of it; a unit inside a unit joins it.
+    ///
+    /// `f` is called once. It takes no value back so that the trait can be
+    /// a trait object (`dyn Backend`); [`Atomically::atomically`] is the
+    /// form callers use, returning what `f` made.
+    fn unit_of_work(&self, f: &mut dyn FnMut() -> Result<(), StoreError>)
+    -> Result<(), StoreError>;
+}
+
+/// [`Store::unit_of_work`] for a closure that returns a value: every store,
+/// sized or a trait object, has it.
+pub trait Atomically {
+    /// Runs `f` as one unit of work (see [`Store::unit_of_work`]).
     fn atomically<T>(&self, f: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError>;
+}
+
+impl<S: Store + ?Sized> Atomically for S {
+    fn atomically<T>(&self, f: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
+        let mut f = Some(f);
+        let mut out = None;
+        self.unit_of_work(&mut || {
+            if let Some(f) = f.take() {
+                out = Some(f()?);
+            }
+            Ok(())
+        })?;
+        out.ok_or_else(|| {
+            StoreError::Invalid("the store ended a unit of work without running it".into())
+        })
+    }
 }

@@ -2,12 +2,13 @@
 //! in one unit of work.
 
 use super::Memory;
+use crate::memory::store::Atomically;
 use crate::memory::{
     DecisionRecord, DecisionStatus, HotItemChange, HotKind, HotStatus, NewDecision, NewOperation,
     Store, StoreError,
 };
 
-impl<S: Store> Memory<S> {
+impl<S: Store + ?Sized> Memory<S> {
     fn decision_draft(&self, d: &NewDecision) -> Result<DecisionRecord, StoreError> {
         d.validate()
             .map_err(|e| StoreError::Invalid(e.to_string()))?;

@@ -4,7 +4,7 @@
 use super::{EPICS_SHOWN, Memory};
 use crate::memory::{DocKind, Document, Entity, EntityStatus, OperationQuery, Store, StoreError};
 
-impl<S: Store> Memory<S> {
+impl<S: Store + ?Sized> Memory<S> {
     /// Regenerates project_state, work_plan and decision_log from the
     /// entities, this session and the decision records. A document whose
     /// body did not change keeps its version.

@@ -2,6 +2,7 @@
 //! kind, each change logged in the same unit of work.
 
 use super::Memory;
+use crate::memory::store::Atomically;
 use serde_json::json;
 
 use crate::memory::{
@@ -9,7 +10,7 @@ use crate::memory::{
     StoreError,
 };
 
-impl<S: Store> Memory<S> {
+impl<S: Store + ?Sized> Memory<S> {
     /// Creates an entity under a parent of an allowed kind, and records it
     /// in the same unit of work.
     pub fn create_entity(&self, e: &NewEntity) -> Result<Entity, StoreError> {

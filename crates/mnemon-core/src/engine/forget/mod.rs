@@ -24,6 +24,12 @@ use std::collections::{BTreeSet, HashSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod rows;
+mod walk;
+
+pub use rows::{Cell, ForgetRows, Held, HeldKind, Matched};
+pub use walk::forget;
+
 use super::checkpoint::Checkpoint;
 use crate::compress::Line;
 use crate::memory::Timestamp;
@@ -92,7 +98,7 @@ impl ForgetTarget {
     }
 }
 
-/// What [`super::EngineStore::forget`] is asked to do.
+/// What [`forget`] is asked to do.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ForgetRequest {
     pub targets: Vec<ForgetTarget>,
@@ -375,7 +381,7 @@ fn scrub_value(v: &mut Value, ops: &HashSet<i64>, gone: &HashSet<String>) -> boo
     }
 }
 
-impl<S: super::EngineStore> super::Engine<S> {
+impl<S: super::EngineStore + ?Sized> super::Engine<S> {
     /// Forgets `targets` and everything that holds them (see the module's
     /// documentation); with `dry_run`, only says what would go.
     pub fn forget(
@@ -396,7 +402,7 @@ impl<S: super::EngineStore> super::Engine<S> {
             agent: self.memory().agent().to_string(),
             at: self.now(),
         };
-        let f = self.store().forget(&req)?;
+        let f = forget(self.store(), &req)?;
         if !f.dry_run {
             self.recount_live();
             use crate::assemble::retrieve::HitSource;

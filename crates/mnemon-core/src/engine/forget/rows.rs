@@ -1,0 +1,192 @@
+//! The rows forgetting reads and writes: what a backend supplies, as SQL
+//! or otherwise. Which rows follow which, and what is rewritten, is
+//! decided once, in [`super::walk`].
+
+use crate::memory::StoreError;
+
+use super::ForgetAudit;
+
+/// Everything whose text holds a phrase (`ForgetTarget::Matching`): any
+/// string in an operation's data, a message, any version of a hot item, a
+/// decision's title or record. Letters are compared without case (ASCII
+/// letters at least).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Matched {
+    pub operations: Vec<i64>,
+    pub messages: Vec<i64>,
+    pub hot_items: Vec<String>,
+    pub decisions: Vec<String>,
+}
+
+/// The tables that hold text copied from records, without their ids as
+/// rows: each of their rows is read, and rewritten or removed when it held
+/// what is forgotten.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeldKind {
+    Compactions,
+    SessionSummaries,
+    Checkpoints,
+    EngineStates,
+    Substitutions,
+    Artifacts,
+    Documents,
+}
+
+/// One row that holds copied text, keyed as its table keys it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Held {
+    /// A compaction's summary and its audit (JSON).
+    Compaction {
+        seq: i64,
+        session: Option<String>,
+        summary: String,
+        audit: String,
+    },
+    /// A session's summary (sessions without one are not read).
+    SessionSummary { id: String, summary: String },
+    /// A checkpoint, as its JSON.
+    Checkpoint {
+        id: String,
+        session: Option<String>,
+        json: String,
+    },
+    /// An agent's engine state, as its JSON. Rewriting it moves its
+    /// version on, so an engine holding the old state reads it again.
+    EngineState { agent: String, state: String },
+    /// The optimizer's stand-in text for an operation (rows with text only).
+    Substitution { op_seq: i64, text: String },
+    /// A file the optimizer archived, as its JSON.
+    Artifact { path: String, content: String },
+    /// One version of an episodic document.
+    Document {
+        kind: String,
+        version: i64,
+        content: String,
+    },
+}
+
+/// A value forgetting writes into a row or keys it by.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Cell<'a> {
+    Int(i64),
+    Text(&'a str),
+}
+
+impl Held {
+    /// The table the row is in (every one has a `project_id` column).
+    pub fn table(&self) -> &'static str {
+        match self {
+            Held::Compaction { .. } => "compactions",
+            Held::SessionSummary { .. } => "sessions",
+            Held::Checkpoint { .. } => "checkpoints",
+            Held::EngineState { .. } => "engine_state",
+            Held::Substitution { .. } => "substitutions",
+            Held::Artifact { .. } => "artifacts",
+            Held::Document { .. } => "documents",
+        }
+    }
+
+    /// The columns that key the row within its project, with its values.
+    pub fn key(&self) -> Vec<(&'static str, Cell<'_>)> {
+        match self {
+            Held::Compaction { seq, .. } => vec![("seq", Cell::Int(*seq))],
+            Held::SessionSummary { id, .. } | Held::Checkpoint { id, .. } => {
+                vec![("id", Cell::Text(id))]
+            }
+            Held::EngineState { agent, .. } => vec![("agent", Cell::Text(agent))],
+            Held::Substitution { op_seq, .. } => vec![("op_seq", Cell::Int(*op_seq))],
+            Held::Artifact { path, .. } => vec![("path", Cell::Text(path))],
+            Held::Document { kind, version, .. } => {
+                vec![("kind", Cell::Text(kind)), ("version", Cell::Int(*version))]
+            }
+        }
+    }
+
+    /// The columns a rewrite writes, with the row's new text.
+    pub fn text(&self) -> Vec<(&'static str, Cell<'_>)> {
+        match self {
+            Held::Compaction { summary, audit, .. } => {
+                vec![
+                    ("summary", Cell::Text(summary)),
+                    ("audit", Cell::Text(audit)),
+                ]
+            }
+            Held::SessionSummary { summary, .. } => vec![("summary", Cell::Text(summary))],
+            Held::Checkpoint { json, .. } => vec![("json", Cell::Text(json))],
+            Held::EngineState { state, .. } => vec![("state", Cell::Text(state))],
+            Held::Substitution { text, .. } => vec![("text", Cell::Text(text))],
+            Held::Artifact { content, .. } | Held::Document { content, .. } => {
+                vec![("content", Cell::Text(content))]
+            }
+        }
+    }
+
+    /// Whether a rewrite also moves the row's `version` on: an engine
+    /// holding an old engine state reads it again.
+    pub fn versioned(&self) -> bool {
+        matches!(self, Held::EngineState { .. })
+    }
+}
+
+/// The row-level operations forgetting needs from a backend, each scoped
+/// to the store's project. They run inside the unit of work forgetting
+/// opens ([`crate::memory::Store::unit_of_work`]): a failure anywhere
+/// leaves every row as it was.
+pub trait ForgetRows {
+    /// The position of the message whose id is `id` or starts with it.
+    /// `NotFound` when none is, `Ambiguous` when several are.
+    fn message_seq(&self, id: &str) -> Result<i64, StoreError>;
+
+    /// Everything whose text holds `phrase`.
+    fn matching(&self, phrase: &str) -> Result<Matched, StoreError>;
+
+    /// The positions of a session's operations and of its messages.
+    fn session_logs(&self, id: &str) -> Result<(Vec<i64>, Vec<i64>), StoreError>;
+
+    /// The hot items that carry the decision `id` as a key decision (their
+    /// text ends `(id)`).
+    fn decision_hot_items(&self, id: &str) -> Result<Vec<String>, StoreError>;
+
+    /// The text and detail of every version of the hot item `id`.
+    fn hot_texts(&self, id: &str) -> Result<Vec<String>, StoreError>;
+
+    /// The operations whose data names `id` as its `id`: the log lines that
+    /// recorded a hot item or a decision.
+    fn operations_logging(&self, id: &str) -> Result<Vec<i64>, StoreError>;
+
+    /// Removes the operation at `seq` and the optimizer's stand-in for it.
+    fn delete_operation(&self, seq: i64) -> Result<(), StoreError>;
+
+    fn delete_message(&self, seq: i64) -> Result<(), StoreError>;
+
+    /// Removes a hot item with its history; items under it lose their
+    /// parent, and the hot context's version moves on so readers that
+    /// cached it see that it changed.
+    fn delete_hot_item(&self, id: &str) -> Result<(), StoreError>;
+
+    /// Removes a decision; one it superseded is no longer marked so.
+    fn delete_decision(&self, id: &str) -> Result<(), StoreError>;
+
+    fn delete_session(&self, id: &str) -> Result<(), StoreError>;
+
+    /// Every row of `kind`.
+    fn held(&self, kind: HeldKind) -> Result<Vec<Held>, StoreError>;
+
+    /// Writes `row`'s text columns ([`Held::text`]) over the stored row of
+    /// its table and key ([`Held::key`]), moving its version on when
+    /// [`Held::versioned`].
+    fn rewrite_held(&self, row: &Held) -> Result<(), StoreError>;
+
+    /// Removes the stored row of `row`'s table and key. Forgetting removes
+    /// compactions and checkpoints of forgotten sessions, archives and
+    /// document versions; the other rows it only rewrites.
+    fn remove_held(&self, row: &Held) -> Result<(), StoreError>;
+
+    /// Appends `audit` to the audit of forgetting.
+    fn record_forgetting(&self, audit: &ForgetAudit) -> Result<(), StoreError>;
+
+    /// Called once a forgetting (not a dry run) has committed: a backend
+    /// frees the space the rows held, best effort (a forgetting that
+    /// committed is never reported as failed).
+    fn after_forgetting(&self, _forgotten: &super::Forgotten) {}
+}
