@@ -100,6 +100,7 @@ pub fn engine<S: mnemon_core::engine::EngineStore>(
         limits,
     );
     Engine::new(memory, EngineConfig::new(w, profile, "test-model"))
+        .with_runtime(std::sync::Arc::new(mnemon_threads::Threads))
 }
 
 /// How a test reaches a backend.

@@ -25,6 +25,7 @@ pub mod memory;
 pub mod models;
 pub mod optimize;
 pub mod profile;
+pub mod runtime;
 pub mod setup;
 pub mod store;
 pub mod text;

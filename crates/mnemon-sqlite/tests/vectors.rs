@@ -166,10 +166,14 @@ fn backfill_embeds_what_retrieval_can_show_once() {
     // The index finds a record by its best chunk and sees new vectors.
     let index = VectorIndex::default();
     let q = Letters.embed_query("note 3").unwrap();
-    let near = index.nearest(s, "letters", &q, 3).unwrap();
+    let near = index
+        .nearest(s, "letters", &q, 3, &mnemon_core::runtime::InOrder)
+        .unwrap();
     assert_eq!(near.len(), 3);
     backfill(s, &Letters, Backlog::All, &mut |_| {}).unwrap();
-    let more = index.nearest(s, "letters", &q, 100).unwrap();
+    let more = index
+        .nearest(s, "letters", &q, 100, &mnemon_core::runtime::InOrder)
+        .unwrap();
     // 15 notes and the message, each once; not the engine's own record.
     assert_eq!(more.len(), 16, "{more:?}");
 }

@@ -483,7 +483,7 @@ impl Mnemon {
         )
         .with_redactor(redactor);
         let cfg = setup.engine_config(config);
-        let engine = Engine::new(memory, cfg);
+        let engine = Engine::new(memory, cfg).with_runtime(Arc::new(mnemon_threads::Threads));
         Ok(match &inner.semantic {
             Some(s) => engine.with_embedder(Arc::clone(&s.embedder), Arc::clone(&s.index)),
             None => engine,

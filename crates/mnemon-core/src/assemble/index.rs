@@ -16,6 +16,7 @@ use std::sync::Mutex;
 
 use super::seam::{HitSource, Quantized, StoredVector, VectorStore};
 use crate::memory::StoreError;
+use crate::runtime::{Job, Runtime};
 
 /// Up to this many vectors every one is scored exactly; past it, the
 /// signs choose which are (see the module's comment). The conversations
@@ -79,6 +80,7 @@ impl VectorIndex {
         model: &str,
         query: &[f32],
         k: usize,
+        runtime: &dyn Runtime,
     ) -> Result<Vec<(HitSource, i64, f32)>, StoreError> {
         let mut flat = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         if flat.model != model {
@@ -97,7 +99,7 @@ impl VectorIndex {
             }
             flat.seen = last;
         }
-        Ok(flat.nearest(query, k))
+        Ok(flat.nearest(query, k, runtime))
     }
 }
 
@@ -139,16 +141,16 @@ impl Flat {
     /// [`EXACT_UP_TO`] entries (or when asked for nearly all), else the
     /// best of those whose signs agree most with `q`'s. The same entries
     /// however many threads share the work.
-    fn search(&self, q: &Quantized, want: usize) -> Vec<(f32, usize)> {
+    fn search(&self, q: &Quantized, want: usize, rt: &dyn Runtime) -> Vec<(f32, usize)> {
         let n = self.keys.len();
         let keep = want.saturating_mul(RESCORE_FACTOR).max(RESCORE_MIN);
         if n <= EXACT_UP_TO || keep >= n {
-            return self.scan(q, want);
+            return self.scan(q, want, rt);
         }
         let arch = pulp::Arch::new();
         let qs = signs_of(&q.values);
         let words = self.words();
-        let distances = in_parts(n, SCAN_PART_MIN, |from, to| {
+        let distances = in_parts(rt, n, SCAN_PART_MIN, |from, to| {
             arch.dispatch(Hamming {
                 q: &qs,
                 signs: &self.signs[from * words..to * words],
@@ -177,7 +179,7 @@ impl Flat {
             .collect();
         // Each chosen vector is a miss of the processor's caches: threads
         // wait on several at once.
-        let sims = in_parts(chosen.len(), RESCORE_PART_MIN, |from, to| {
+        let sims = in_parts(rt, chosen.len(), RESCORE_PART_MIN, |from, to| {
             arch.dispatch(Chosen {
                 q,
                 values: &self.values,
@@ -190,9 +192,9 @@ impl Flat {
 
     /// Every entry scored (see [`Similarities`]); each part keeps its own
     /// best `want`, which hold the overall best.
-    fn scan(&self, q: &Quantized, want: usize) -> Vec<(f32, usize)> {
+    fn scan(&self, q: &Quantized, want: usize, rt: &dyn Runtime) -> Vec<(f32, usize)> {
         let arch = pulp::Arch::new();
-        let all = in_parts(self.keys.len(), SCAN_PART_MIN, |from, to| {
+        let all = in_parts(rt, self.keys.len(), SCAN_PART_MIN, |from, to| {
             let sims = arch.dispatch(Similarities {
                 q,
                 values: &self.values[from * self.dims..to * self.dims],
@@ -204,7 +206,7 @@ impl Flat {
         best_of(all, want)
     }
 
-    fn nearest(&self, query: &[f32], k: usize) -> Vec<(HitSource, i64, f32)> {
+    fn nearest(&self, query: &[f32], k: usize, rt: &dyn Runtime) -> Vec<(HitSource, i64, f32)> {
         if self.keys.is_empty() || query.len() != self.dims || k == 0 {
             return Vec::new();
         }
@@ -212,7 +214,7 @@ impl Flat {
         // Chunks of one record are several entries: take enough to find
         // `k` distinct records in all but pathological cases.
         let want = (k * 4).min(self.keys.len());
-        let mut sims = self.search(&q, want);
+        let mut sims = self.search(&q, want, rt);
         sims.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let mut out: Vec<(HitSource, i64, f32)> = Vec::with_capacity(k);
         let mut taken = std::collections::HashSet::with_capacity(k);
@@ -238,31 +240,32 @@ fn best_of(mut sims: Vec<(f32, usize)>, want: usize) -> Vec<(f32, usize)> {
     sims
 }
 
-/// `part(from, to)` over `0..n` cut into one range per core, none
-/// smaller than `min` (below which a thread's start costs more than it
-/// saves), run together; the results in order.
-fn in_parts<T: Send>(n: usize, min: usize, part: impl Fn(usize, usize) -> Vec<T> + Sync) -> Vec<T> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |t| t.get())
-        .min(n / min.max(1))
-        .max(1);
-    if threads == 1 {
+/// `part(from, to)` over `0..n` cut into one range per job the runtime
+/// runs at once, none smaller than `min` (below which a thread's start
+/// costs more than it saves); the results in order.
+fn in_parts<T: Send>(
+    rt: &dyn Runtime,
+    n: usize,
+    min: usize,
+    part: impl Fn(usize, usize) -> Vec<T> + Sync,
+) -> Vec<T> {
+    let jobs = rt.parallelism().min(n / min.max(1)).max(1);
+    if jobs == 1 {
         return part(0, n);
     }
-    let step = n.div_ceil(threads);
+    let step = n.div_ceil(jobs);
     let part = &part;
-    std::thread::scope(|s| {
-        let parts: Vec<_> = (0..threads)
-            .map(|t| {
+    let mut outs: Vec<Vec<T>> = (0..jobs).map(|_| Vec::new()).collect();
+    rt.all(
+        outs.iter_mut()
+            .enumerate()
+            .map(|(t, out)| {
                 let (from, to) = (t * step, ((t + 1) * step).min(n));
-                s.spawn(move || part(from, to))
+                Box::new(move || *out = part(from, to)) as Job<'_>
             })
-            .collect();
-        parts
-            .into_iter()
-            .flat_map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    })
+            .collect(),
+    );
+    outs.into_iter().flatten().collect()
 }
 
 /// Vectors below which a scan is not worth another thread: at 384
@@ -395,6 +398,24 @@ impl pulp::WithSimd for Chosen<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::InOrder;
+
+    /// Work cut in `n` parts, run one after another in reverse order: what
+    /// threads finishing in any order would give, without threads.
+    #[derive(Debug)]
+    struct Parts(usize);
+
+    impl Runtime for Parts {
+        fn pause(&self, _d: std::time::Duration) {}
+        fn all(&self, jobs: Vec<Job<'_>>) {
+            for job in jobs.into_iter().rev() {
+                job();
+            }
+        }
+        fn parallelism(&self) -> usize {
+            self.0
+        }
+    }
 
     /// A pseudo-random value in [-1, 1).
     fn noise(seed: &mut u64) -> f32 {
@@ -439,14 +460,19 @@ mod tests {
         let k = planted.len();
         let exact: Vec<(HitSource, i64, f32)> = {
             let q = Quantized::of(&query);
-            let mut all = flat.scan(&q, k);
+            let mut all = flat.scan(&q, k, &InOrder);
             all.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
             all.iter()
                 .map(|(s, i)| (flat.keys[*i].0, flat.keys[*i].1, *s))
                 .collect()
         };
-        let found = flat.nearest(&query, k);
+        let found = flat.nearest(&query, k, &InOrder);
         assert_eq!(found, exact, "the same records, scores and order");
+        assert_eq!(
+            flat.nearest(&query, k, &Parts(3)),
+            exact,
+            "the same, the work cut in parts run in another order"
+        );
         let mut rows: Vec<i64> = found.iter().map(|f| f.1).collect();
         rows.sort_unstable();
         assert_eq!(rows, planted);
@@ -462,8 +488,8 @@ mod tests {
         }
         let q = Quantized::of(&(0..48).map(|_| noise(&mut seed)).collect::<Vec<f32>>());
         for want in [1, 50, 1_999] {
-            let mut a = flat.search(&q, want);
-            let mut b = flat.scan(&q, want);
+            let mut a = flat.search(&q, want, &InOrder);
+            let mut b = flat.scan(&q, want, &InOrder);
             a.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
             b.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
             assert_eq!(a, b, "want {want}");
@@ -505,7 +531,7 @@ mod tests {
     }
 
     #[test]
-    fn a_scan_split_over_threads_finds_what_one_pass_finds() {
+    fn a_scan_cut_in_parts_finds_what_one_pass_finds() {
         // Enough vectors for several parts; a pseudo-random set with ties.
         let mut flat = Flat::default();
         let mut seed = 7u64;
@@ -536,9 +562,17 @@ mod tests {
             .collect();
         all.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         for want in [1, 10, 400, 5_000] {
-            let mut split = flat.scan(&q, want);
+            let mut split = flat.scan(&q, want, &Parts(3));
             split.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
             assert_eq!(split, all[..want].to_vec(), "want {want}");
+        }
+    }
+
+    #[test]
+    fn work_in_parts_comes_back_whole_and_in_order() {
+        for parts in 1..6 {
+            let all = in_parts(&Parts(parts), 17, 3, |from, to| (from..to).collect());
+            assert_eq!(all, (0..17).collect::<Vec<_>>(), "{parts} parts");
         }
     }
 
@@ -558,20 +592,23 @@ mod tests {
         add(&mut flat, 2, 0, v(0.0, 1.0));
         add(&mut flat, 2, 1, v(0.9, 0.1));
         add(&mut flat, 3, 0, v(0.5, 0.5));
-        let near = flat.nearest(&[1.0, 0.0, 0.0], 3);
+        let near = flat.nearest(&[1.0, 0.0, 0.0], 3, &InOrder);
         let rows: Vec<i64> = near.iter().map(|n| n.1).collect();
         assert_eq!(rows, [1, 2, 3]);
         assert!(near[1].2 > 0.98, "row 2 by its second chunk: {near:?}");
         // Stored again, a chunk replaces its old vector.
         add(&mut flat, 1, 0, v(-1.0, 0.0));
         let rows = |flat: &Flat| -> Vec<i64> {
-            flat.nearest(&[1.0, 0.0, 0.0], 2)
+            flat.nearest(&[1.0, 0.0, 0.0], 2, &InOrder)
                 .iter()
                 .map(|n| n.1)
                 .collect()
         };
         assert_eq!(rows(&flat), [2, 3]);
-        assert!(flat.nearest(&[1.0, 0.0], 2).is_empty(), "wrong length");
+        assert!(
+            flat.nearest(&[1.0, 0.0], 2, &InOrder).is_empty(),
+            "wrong length"
+        );
         // A forgotten record takes no place among the nearest.
         flat.gone.insert((HitSource::Message, 2));
         assert_eq!(rows(&flat), [3, 1]);

@@ -38,7 +38,7 @@ impl<S: EngineStore + ?Sized> Engine<S> {
             )));
         }
         let _g = self.lock();
-        super::retry_conflicts(|| self.checkpoint_once(trigger))
+        super::retry_conflicts(self.runtime.as_ref(), || self.checkpoint_once(trigger))
     }
 
     fn checkpoint_once(&self, trigger: &str) -> Result<Checkpoint, EngineError> {
@@ -256,7 +256,7 @@ impl<S: EngineStore + ?Sized> Engine<S> {
     /// checkpoint of another agent, or one whose references are missing.
     pub fn resume(&self, cp: &Checkpoint) -> Result<Resumed, EngineError> {
         let _g = self.lock();
-        super::retry_conflicts(|| self.resume_once(cp))
+        super::retry_conflicts(self.runtime.as_ref(), || self.resume_once(cp))
     }
 
     fn resume_once(&self, cp: &Checkpoint) -> Result<Resumed, EngineError> {

@@ -56,9 +56,9 @@ impl<S: EngineStore + SearchStore + ?Sized> Engine<S> {
 
     /// The ranking by words (`lexical`, run here) fused with the records
     /// nearest `query` by meaning, when an embedder is on; else the words'
-    /// ranking as it is. The query is embedded on another thread while the
-    /// words are ranked: the two take similar time and need nothing from
-    /// each other. Records written since the last backfill are embedded
+    /// ranking as it is. The query is embedded while the words are ranked,
+    /// at once where the runtime has threads: the two take similar time and
+    /// need nothing from each other. Records written since the last backfill are embedded
     /// first (at most [`LIVE_BACKFILL`]), so what was just said can be
     /// found by meaning at once.
     ///
@@ -68,20 +68,23 @@ impl<S: EngineStore + SearchStore + ?Sized> Engine<S> {
         &self,
         query: &str,
         limit: usize,
-        lexical: impl FnOnce() -> Result<Vec<Ranked>, EngineError>,
+        lexical: impl FnOnce() -> Result<Vec<Ranked>, EngineError> + Send,
     ) -> Result<(Vec<Ranked>, Option<String>), EngineError> {
         let embedder = match self.embedder.as_deref() {
             Some(e) if !query.trim().is_empty() => e,
             _ => return Ok((lexical()?, None)),
         };
-        let (lexical, q) = std::thread::scope(|s| {
-            let q = s.spawn(|| embedder.embed_query(query));
-            let lexical = lexical();
-            (
-                lexical,
-                q.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
-            )
-        });
+        let mut q = None;
+        let mut words = None;
+        self.runtime.all(vec![
+            Box::new(|| q = Some(embedder.embed_query(query))),
+            Box::new(|| words = Some(lexical())),
+        ]);
+        let (Some(q), Some(lexical)) = (q, words) else {
+            return Err(EngineError::Invalid(
+                "the runtime returned before running every job".into(),
+            ));
+        };
         let lexical = lexical?;
         match q.and_then(|q| self.nearest(embedder, &q, limit, &lexical)) {
             Ok(semantic) => Ok((semantic::fuse(lexical, semantic), None)),
@@ -145,9 +148,13 @@ impl<S: EngineStore + SearchStore + ?Sized> Engine<S> {
             semantic::Backlog::Newest(LIVE_BACKFILL),
             &mut |_| {},
         )?;
-        let near = self
-            .vectors
-            .nearest(self.store(), embedder.model(), q, limit)?;
+        let near = self.vectors.nearest(
+            self.store(),
+            embedder.model(),
+            q,
+            limit,
+            self.runtime.as_ref(),
+        )?;
         let similarity: std::collections::HashMap<(HitSource, i64), f32> =
             near.iter().map(|n| ((n.0, n.1), n.2)).collect();
         let held: std::collections::HashMap<(HitSource, i64), &Ranked> = known

@@ -27,7 +27,9 @@ impl<S: EngineStore + ?Sized> Engine<S> {
     /// originals stay in the store.
     pub fn compact(&self, dry_run: bool) -> Result<Compaction, EngineError> {
         let _g = self.lock();
-        super::retry_conflicts(|| self.compact_locked(&self.view()?, dry_run))
+        super::retry_conflicts(self.runtime.as_ref(), || {
+            self.compact_locked(&self.view()?, dry_run)
+        })
     }
 
     pub(super) fn compact_locked(
@@ -152,7 +154,7 @@ impl<S: EngineStore + ?Sized> Engine<S> {
     /// (old versions kept), and a fresh epoch with empty working memory.
     pub fn end_session(&self) -> Result<Outcome<SessionReport>, EngineError> {
         let _g = self.lock();
-        super::retry_conflicts(|| self.end_session_once())
+        super::retry_conflicts(self.runtime.as_ref(), || self.end_session_once())
     }
 
     fn end_session_once(&self) -> Result<Outcome<SessionReport>, EngineError> {
@@ -259,7 +261,9 @@ impl<S: EngineStore + ?Sized> Engine<S> {
     /// the truth, and learns the ratio to the local count for this model.
     pub fn report_usage(&self, prompt_tokens: u64) -> Result<super::EngineStatus, EngineError> {
         let _g = self.lock();
-        super::retry_conflicts(|| self.report_usage_once(prompt_tokens))
+        super::retry_conflicts(self.runtime.as_ref(), || {
+            self.report_usage_once(prompt_tokens)
+        })
     }
 
     fn report_usage_once(&self, prompt_tokens: u64) -> Result<super::EngineStatus, EngineError> {

@@ -103,23 +103,26 @@ const CONFLICT_RETRIES: u32 = 40;
 /// grows (0.1 ms to 6.4 ms) so that a long action, such as a refresh racing
 /// writers that only append, finds a quiet moment, and it is random (the
 /// standard library's randomly keyed hasher) so that two losers do not
-/// retry in lockstep.
-fn back_off(attempt: u32) {
+/// retry in lockstep. The caller's runtime waits it.
+fn back_off(attempt: u32) -> std::time::Duration {
     use std::hash::BuildHasher;
     let base = 100u64 << attempt.min(6);
     let jitter = std::collections::hash_map::RandomState::new().hash_one(attempt) % base;
-    std::thread::sleep(std::time::Duration::from_micros(base / 2 + jitter));
+    std::time::Duration::from_micros(base / 2 + jitter)
 }
 
 /// Runs `f` until it does not lose a compare-and-set race, pausing between
 /// tries; other errors and the last conflict are returned as they are.
-fn retry_conflicts<T>(mut f: impl FnMut() -> Result<T, EngineError>) -> Result<T, EngineError> {
+fn retry_conflicts<T>(
+    runtime: &dyn crate::runtime::Runtime,
+    mut f: impl FnMut() -> Result<T, EngineError>,
+) -> Result<T, EngineError> {
     let mut attempt = 0;
     loop {
         match f() {
             Err(EngineError::Conflict(_)) if attempt < CONFLICT_RETRIES => {
                 attempt += 1;
-                back_off(attempt);
+                runtime.pause(back_off(attempt));
             }
             other => return other,
         }
@@ -140,6 +143,8 @@ pub struct Engine<S: ?Sized> {
     /// Its stored vectors, read once and topped up; shared by the engines
     /// of one project.
     vectors: std::sync::Arc<crate::assemble::semantic::VectorIndex>,
+    /// How it waits between lost races and runs parallel work.
+    runtime: std::sync::Arc<dyn crate::runtime::Runtime>,
     /// The live totals counted last, and through which positions.
     live: Mutex<Option<LiveMemo>>,
 }
@@ -227,6 +232,7 @@ impl<S: EngineStore + ?Sized> Engine<S> {
             common: crate::assemble::retrieve::CommonWords::default(),
             embedder: None,
             vectors: std::sync::Arc::default(),
+            runtime: std::sync::Arc::new(crate::runtime::InOrder),
             live: Mutex::new(None),
         }
     }
@@ -246,6 +252,13 @@ impl<S: EngineStore + ?Sized> Engine<S> {
 
     pub fn embedder(&self) -> Option<&dyn crate::assemble::semantic::Embedder> {
         self.embedder.as_deref()
+    }
+
+    /// Waits and runs parallel work with `r` (see [`crate::runtime`]); until
+    /// then, one job after another and no pause between retries.
+    pub fn with_runtime(mut self, r: std::sync::Arc<dyn crate::runtime::Runtime>) -> Engine<S> {
+        self.runtime = r;
+        self
     }
 
     /// Replaces the extractive summarizer (an LLM-backed one, say).

@@ -35,7 +35,9 @@ impl<S: EngineStore + ?Sized> Engine<S> {
     pub fn optimize(&self, dry_run: bool) -> Result<Outcome<OptimizeReport>, EngineError> {
         let _g = self.lock();
         let mut events = Vec::new();
-        let report = super::retry_conflicts(|| self.optimize_locked(dry_run, &mut events))?;
+        let report = super::retry_conflicts(self.runtime.as_ref(), || {
+            self.optimize_locked(dry_run, &mut events)
+        })?;
         self.outcome(report, events, Vec::new())
     }
 

@@ -19,7 +19,9 @@ impl<S: EngineStore + ?Sized> Engine<S> {
         let _g = self.lock();
         let mut events = Vec::new();
         let mut checkpoints = Vec::new();
-        super::retry_conflicts(|| self.refresh_locked(trigger, &mut events, &mut checkpoints))?;
+        super::retry_conflicts(self.runtime.as_ref(), || {
+            self.refresh_locked(trigger, &mut events, &mut checkpoints)
+        })?;
         self.outcome((), events, checkpoints)
     }
 
@@ -48,7 +50,7 @@ impl<S: EngineStore + ?Sized> Engine<S> {
         let _g = self.lock();
         let mut events = Vec::new();
         let mut checkpoints = Vec::new();
-        super::retry_conflicts(|| {
+        super::retry_conflicts(self.runtime.as_ref(), || {
             self.refresh_from(trigger, prepared.as_ref(), &mut events, &mut checkpoints)
         })?;
         self.outcome((), events, checkpoints)

@@ -260,7 +260,7 @@ impl<S: EngineStore + ?Sized> Engine<S> {
         // The write is durable: a contest over the window that outlasts
         // the retries is left to the next write, never reported as a
         // failure of this one.
-        let moved = retry_conflicts(|| {
+        let moved = retry_conflicts(self.runtime.as_ref(), || {
             let mut v = self.view()?;
             match v.session.clone() {
                 Some(s) if v.state.session_id.as_deref() != Some(&s.id) => {

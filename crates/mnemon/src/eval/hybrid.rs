@@ -34,7 +34,7 @@ pub fn nearest<S: SearchStore + ?Sized>(
         .embed_query(question)
         .map_err(mnemon_core::engine::EngineError::from)?;
     let near = index
-        .nearest(store, embedder.model(), &q, DEPTH)
+        .nearest(store, embedder.model(), &q, DEPTH, &mnemon_threads::Threads)
         .map_err(mnemon_core::engine::EngineError::from)?;
     let rows: Vec<i64> = near
         .iter()

@@ -172,7 +172,8 @@ pub fn recall(
             Some("eval"),
             limits,
         );
-        let mut engine = Engine::new(memory, EngineConfig::new(w, profile, "eval"));
+        let mut engine = Engine::new(memory, EngineConfig::new(w, profile, "eval"))
+            .with_runtime(Arc::new(mnemon_threads::Threads));
         if let Some(e) = &embedder {
             engine = engine.with_embedder(Arc::clone(e), Arc::default());
         }
