@@ -14,12 +14,9 @@
 
 pub mod assemble;
 mod cache;
-pub mod chat;
 pub mod compress;
 pub mod config;
 pub mod engine;
-pub mod eval;
-pub mod import;
 pub mod importance;
 pub mod memory;
 pub mod models;

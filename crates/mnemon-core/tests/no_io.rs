@@ -52,7 +52,7 @@ fn dependency_tree_has_no_io_crates() {
 }
 
 #[test]
-fn sources_do_not_reach_for_the_filesystem_environment_or_clock() {
+fn sources_do_not_reach_for_the_filesystem_environment_clock_or_threads() {
     let forbidden = [
         "std::fs",
         "std::env",
@@ -61,6 +61,10 @@ fn sources_do_not_reach_for_the_filesystem_environment_or_clock() {
         "SystemTime::now",
         "Instant::now",
         "File::open",
+        // Waiting and parallel work are the caller's runtime's
+        // (`mnemon_core::runtime`).
+        "std::thread",
+        "thread::sleep",
     ];
     let mut offenders = Vec::new();
     visit(

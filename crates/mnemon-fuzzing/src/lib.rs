@@ -7,11 +7,11 @@
 //! Inputs that are not UTF-8 are skipped: mnemon reads each of these from
 //! a file or a line it has already refused as text.
 
-use mnemon_core::chat::{CommandParser, RuleParser, closest};
+use mnemon_chat::{CommandParser, RuleParser, closest};
 use mnemon_core::config::{ConfigFile, load};
 use mnemon_core::engine::Checkpoint;
-use mnemon_core::eval::Dataset;
-use mnemon_core::import::{ImportFormat, SessionBy, parse};
+use mnemon_import::eval::Dataset;
+use mnemon_import::{ImportFormat, SessionBy, parse};
 
 /// One target's checks on one input; a failed check panics.
 pub type Check = fn(&[u8]);

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use mnemon_core::chat::{CommandParser, FORMS, Parsed, RuleParser};
+use mnemon_chat::{CommandParser, FORMS, Parsed, RuleParser};
 use serde_json::{Value, json};
 
 use crate::client::{ChatMessage, ChatRequest, Client};

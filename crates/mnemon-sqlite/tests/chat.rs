@@ -8,8 +8,8 @@
     reason = "tests: a panic with its message is the failure report"
 )]
 
+use mnemon_chat::{Chat, ReplyKind};
 use mnemon_conformance::{SteppingClock, T0, engine};
-use mnemon_core::chat::{Chat, ReplyKind};
 use mnemon_core::engine::Engine;
 use mnemon_core::memory::{
     EntityKind, EntityQuery, EntityStatus, EntityStore, OperationLog, OperationQuery,
@@ -25,7 +25,7 @@ fn open(path: &std::path::Path) -> Engine<SqliteStore> {
     )
 }
 
-fn say(chat: &mut Chat<'_, SqliteStore>, line: &str) -> mnemon_core::chat::Reply {
+fn say(chat: &mut Chat<'_, SqliteStore>, line: &str) -> mnemon_chat::Reply {
     chat.handle(line).unwrap_or_else(|e| panic!("{line}: {e}"))
 }
 

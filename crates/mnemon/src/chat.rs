@@ -2,7 +2,7 @@
 //! understood and run by mnemon-core's `Chat`, with the files each reply
 //! changed written here.
 
-use mnemon_core::chat::{Chat, Reply, ReplyKind};
+use mnemon_chat::{Chat, Reply, ReplyKind};
 use serde::Serialize;
 
 use crate::error::Result;

@@ -7,9 +7,9 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
 use mnemon_core::engine::{DatedMessage, EngineError, EngineEvent, EngineStatus, Outcome};
-use mnemon_core::import::ImportSession;
 use mnemon_core::importance::Role;
 use mnemon_core::memory::{Clock, MessageQuery, NewMessage, Timestamp};
+use mnemon_import::ImportSession;
 use serde::Serialize;
 
 use crate::clock::{ReplayClock, SystemClock};
@@ -112,7 +112,7 @@ pub fn import(
     let mut done = 0;
     for s in sessions {
         let base = done;
-        let fresh: Vec<(&mnemon_core::import::ImportTurn, String)> = s
+        let fresh: Vec<(&mnemon_import::ImportTurn, String)> = s
             .turns
             .iter()
             .map(|t| (t, memory.stored_text(&t.content)))

@@ -92,6 +92,7 @@ pub use status::{ChatFormatInfo, ProfileInfo, StatusReport, TokenizerInfo, Usage
 pub use views::{Views, write_atomically};
 pub use writes::{SessionEnd, Written};
 
+pub use mnemon_chat;
 pub use mnemon_core;
 pub use mnemon_core::assemble::{Assembled, Format};
 pub use mnemon_core::engine::{
@@ -103,6 +104,7 @@ pub use mnemon_core::memory::{
     HotItem, HotItemChange, HotKind, HotStatus, Message, MessageQuery, NewDecision, NewEntity,
     NewMessage, NewOperation, Operation, OperationQuery, Phase, Priority, Session, Timestamp,
 };
+pub use mnemon_import;
 
 use mnemon_core::engine::Engine;
 use mnemon_core::memory::{Clock, Memory};

@@ -525,7 +525,7 @@ impl Mnemon {
     }
 
     /// Whether chat lines the rules do not understand go to the LLM.
-    pub(crate) fn llm_parser(&self) -> Option<Box<dyn mnemon_core::chat::CommandParser>> {
+    pub(crate) fn llm_parser(&self) -> Option<Box<dyn mnemon_chat::CommandParser>> {
         let section = &self.settings().loaded().config.llm;
         if !section.enabled() || !section.command_parser {
             return None;

@@ -47,7 +47,7 @@ impl Mnemon {
     }
 
     /// Chat lines go to the rules alone.
-    pub(crate) fn llm_parser(&self) -> Option<Box<dyn mnemon_core::chat::CommandParser>> {
+    pub(crate) fn llm_parser(&self) -> Option<Box<dyn mnemon_chat::CommandParser>> {
         None
     }
 }

@@ -15,9 +15,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use mnemon::mnemon_core::engine::EngineError;
-use mnemon::mnemon_core::import::{ImportSession, ImportTurn};
 use mnemon::mnemon_core::memory::transfer::{Cell, TABLES};
 use mnemon::mnemon_core::memory::{Clock, Timestamp};
+use mnemon::mnemon_import::{ImportSession, ImportTurn};
 use mnemon::{Mnemon, NewMessage, OpenOptions, ReplayClock, Role};
 
 const DAY_MS: i64 = 86_400_000;

@@ -7,7 +7,7 @@ use std::io::{BufRead, IsTerminal};
 
 use anyhow::{Context, Result};
 use mnemon::{ChatReply, ChatSession};
-use mnemon_core::chat::ReplyKind;
+use mnemon_chat::ReplyKind;
 use mnemon_core::engine::EngineStatus;
 use rustyline::error::ReadlineError;
 

@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result};
 use mnemon::eval::{Baseline, METHODS, Report, recall};
-use mnemon_core::eval::{Dataset, synth};
+use mnemon_import::eval::{Dataset, synth};
 
 use crate::cli::{BaselineArg, EvalCommand, Global};
 use crate::output::{BOLD, DIM, json};

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use mnemon::ReplayClock;
-use mnemon_core::import::{ImportFormat, SessionBy, parse};
+use mnemon_import::{ImportFormat, SessionBy, parse};
 
 use crate::cli::{Global, ImportArgs};
 use crate::output::{BOLD, DIM, json, thousands};

@@ -17,7 +17,7 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mnemon_core::chat::{Command, CommandParser, Parsed};
+use mnemon_chat::{Command, CommandParser, Parsed};
 use mnemon_core::compress::{SourceItem, Summarizer};
 use mnemon_core::config::{LlmEndpoint, LlmProvider};
 use mnemon_core::tokens::Heuristic;

@@ -21,12 +21,12 @@ use std::sync::Arc;
 use mnemon_core::assemble::retrieve::{HitSource, SearchStore, query_terms};
 use mnemon_core::assemble::{BudgetPlan, Format, SectionKind};
 use mnemon_core::engine::{ContextRequest, Engine, EngineConfig};
-use mnemon_core::eval::{Dataset, Score, Summary, score};
 use mnemon_core::importance::Role;
 use mnemon_core::memory::{Memory, MessageQuery, NewMessage, OperationLog, Timestamp};
 use mnemon_core::profile::ProfileParams;
 use mnemon_core::tokens::{ChatFormat, Encoding, OpenAiBpe, TokenCounter};
 use mnemon_core::window::ContextWindow;
+use mnemon_import::eval::{Dataset, Score, Summary, score};
 use mnemon_sqlite::SqliteStore;
 use serde::Serialize;
 
@@ -180,7 +180,7 @@ pub fn recall(
         let mut turn_text: BTreeMap<&str, &str> = BTreeMap::new();
         let mut turn_seq: BTreeMap<&str, String> = BTreeMap::new();
         for s in &conv.sessions {
-            let start = mnemon_core::import::parse_time(&s.date).ok_or_else(|| {
+            let start = mnemon_import::parse_time(&s.date).ok_or_else(|| {
                 Error::Input(format!(
                     "session {} has date `{}`, not RFC 3339",
                     s.id, s.date

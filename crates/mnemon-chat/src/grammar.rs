@@ -2,7 +2,7 @@
 //! to entities (`#12`, `epic 5`, `it`, `the first story`) and the verbs of
 //! commands. The parser, questions and edits all read lines with them.
 
-use crate::memory::{EntityKind, EntityStatus};
+use mnemon_core::memory::{EntityKind, EntityStatus};
 
 use super::command::{Target, Which};
 use super::words::{Tok, TokKind, kind_word, ordinal, text};

@@ -8,7 +8,7 @@
     reason = "tests: a panic with its message is the failure report"
 )]
 
-use mnemon_core::chat::{
+use mnemon_chat::{
     Command, CommandParser, Field, Parsed, Question, RuleParser, StatusFilter, Target, Which,
 };
 use mnemon_core::memory::{EntityKind, EntityStatus};

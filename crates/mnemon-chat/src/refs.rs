@@ -13,7 +13,7 @@
 
 use std::collections::HashSet;
 
-use crate::memory::{Entity, EntityKind, EntityQuery, OperationQuery, Store, StoreError};
+use mnemon_core::memory::{Entity, EntityKind, EntityQuery, OperationQuery, Store, StoreError};
 
 use super::command::{Target, Which};
 

@@ -7,12 +7,14 @@
 //! so sessions, messages and the operations a refresh writes carry the
 //! dates the conversation happened on.
 
+pub mod eval;
+
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::importance::Role;
-use crate::memory::Timestamp;
+use mnemon_core::importance::Role;
+use mnemon_core::memory::Timestamp;
 
 /// A file format `mnemon import` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,8 +2,10 @@
 //! `/checkpoint`, `/search`, and the session-memory plan's `memory:clear`
 //! and `memory:status`).
 
-use crate::memory::{DecisionStatus, HotItemChange, HotKind, HotStatus, NewDecision, StoreError};
-use crate::text::{counted, thousands};
+use mnemon_core::memory::{
+    DecisionStatus, HotItemChange, HotKind, HotStatus, NewDecision, StoreError,
+};
+use mnemon_core::text::{counted, thousands};
 
 use super::describe::short;
 use super::{Chat, ChatStore, Outcome, ReplyKind, bare};
@@ -59,7 +61,7 @@ pub const SLASH: &[(&str, &str)] = &[
 pub(super) fn run<S: ChatStore + ?Sized>(
     chat: &mut Chat<'_, S>,
     line: &str,
-) -> Result<Option<Outcome>, crate::engine::EngineError> {
+) -> Result<Option<Outcome>, mnemon_core::engine::EngineError> {
     let low = line.to_lowercase();
     if !line.starts_with('/') && !low.starts_with("memory:") {
         return Ok(None);
@@ -279,9 +281,9 @@ fn title_arg(arg: &str) -> Option<String> {
     (!a.is_empty()).then(|| a.to_string())
 }
 
-fn engine_to_store(e: crate::engine::EngineError) -> StoreError {
+fn engine_to_store(e: mnemon_core::engine::EngineError) -> StoreError {
     match e {
-        crate::engine::EngineError::Store(s) => s,
+        mnemon_core::engine::EngineError::Store(s) => s,
         other => StoreError::Invalid(other.to_string()),
     }
 }
@@ -440,7 +442,7 @@ fn memory_status<S: ChatStore + ?Sized>(chat: &Chat<'_, S>) -> Res {
 fn typed_turns<S: ChatStore + ?Sized>(store: &S, session: &str) -> Result<u64, StoreError> {
     let mut n = 0;
     for kind in ["nl_command", "slash_command"] {
-        n += store.count_operations(&crate::memory::OperationQuery {
+        n += store.count_operations(&mnemon_core::memory::OperationQuery {
             session_id: Some(session.to_string()),
             kind: Some(kind.into()),
             ..Default::default()
@@ -461,7 +463,7 @@ fn clear<S: ChatStore + ?Sized>(chat: &Chat<'_, S>) -> Res {
 pub(super) fn end_session<S: ChatStore + ?Sized>(
     chat: &Chat<'_, S>,
     headline: &str,
-) -> Result<Outcome, crate::engine::EngineError> {
+) -> Result<Outcome, mnemon_core::engine::EngineError> {
     let memory = chat.engine.memory();
     if memory.store().active_session(memory.agent())?.is_none() {
         let mut out = Outcome::answer(format!("{headline}: no session was active."));

@@ -27,9 +27,11 @@ pub use command::{Command, CommandParser, Field, Parsed, Question, StatusFilter,
 pub use parse::{FORMS, RuleParser, closest};
 pub use reply::{Recorded, Reply, ReplyKind};
 
-use crate::assemble::retrieve::SearchStore;
-use crate::engine::{Checkpoint, Engine, EngineError, EngineEvent, EngineStatus, EngineStore};
-use crate::memory::{
+use mnemon_core::assemble::retrieve::SearchStore;
+use mnemon_core::engine::{
+    Checkpoint, Engine, EngineError, EngineEvent, EngineStatus, EngineStore,
+};
+use mnemon_core::memory::{
     Atomically, DecisionRecord, Entity, EntityChange, EntityKind, NewEntity, NewOperation,
 };
 
@@ -75,8 +77,8 @@ impl From<EngineError> for Stop {
     }
 }
 
-impl From<crate::memory::StoreError> for Stop {
-    fn from(e: crate::memory::StoreError) -> Stop {
+impl From<mnemon_core::memory::StoreError> for Stop {
+    fn from(e: mnemon_core::memory::StoreError) -> Stop {
         Stop::Engine(e.into())
     }
 }
@@ -116,7 +118,7 @@ impl Outcome {
     }
 
     /// This outcome with what the engine did on its own after a write.
-    pub(super) fn absorb<T>(mut self, written: crate::engine::Outcome<T>) -> Outcome {
+    pub(crate) fn absorb<T>(mut self, written: mnemon_core::engine::Outcome<T>) -> Outcome {
         self.events.extend(written.events);
         self.checkpoints.extend(written.checkpoints);
         self
@@ -478,10 +480,10 @@ impl<'e, S: ChatStore + ?Sized> Chat<'e, S> {
                     m.update_entity(e.number, &change)
                 })?;
                 let verb = match status {
-                    crate::memory::EntityStatus::InProgress => "Started",
-                    crate::memory::EntityStatus::Completed => "Completed",
-                    crate::memory::EntityStatus::Blocked => "Blocked",
-                    crate::memory::EntityStatus::Pending => "Reset to pending:",
+                    mnemon_core::memory::EntityStatus::InProgress => "Started",
+                    mnemon_core::memory::EntityStatus::Completed => "Completed",
+                    mnemon_core::memory::EntityStatus::Blocked => "Blocked",
+                    mnemon_core::memory::EntityStatus::Pending => "Reset to pending:",
                 };
                 let text = format!("{verb} {}.", labels(&changed.value));
                 Ok(Outcome::done(text, changed.value.clone()).absorb(changed))
@@ -556,8 +558,11 @@ impl<'e, S: ChatStore + ?Sized> Chat<'e, S> {
 fn all_or_none<S: ChatStore + ?Sized, T>(
     engine: &Engine<S>,
     items: &[T],
-    write: impl Fn(&crate::memory::Memory<S>, &T) -> Result<Entity, crate::memory::StoreError>,
-) -> Result<crate::engine::Outcome<Vec<Entity>>, EngineError> {
+    write: impl Fn(
+        &mnemon_core::memory::Memory<S>,
+        &T,
+    ) -> Result<Entity, mnemon_core::memory::StoreError>,
+) -> Result<mnemon_core::engine::Outcome<Vec<Entity>>, EngineError> {
     engine.write(ENTITY_LINE_TOKENS * items.len() as u64, |m| {
         m.store()
             .atomically(|| items.iter().map(|i| write(m, i)).collect())
@@ -587,8 +592,8 @@ fn first_line(text: &str, max: usize) -> String {
 
 /// Errors a person caused (a wrong number, an invalid change), shown as a
 /// reply instead of ending the session.
-fn is_user_error(e: &crate::memory::StoreError) -> bool {
-    use crate::memory::StoreError as E;
+fn is_user_error(e: &mnemon_core::memory::StoreError) -> bool {
+    use mnemon_core::memory::StoreError as E;
     matches!(
         e,
         E::NotFound { .. } | E::Invalid(_) | E::Ambiguous { .. } | E::Conflict { .. }

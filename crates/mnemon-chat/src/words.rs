@@ -2,7 +2,7 @@
 //! the original spelling (titles are stored as typed) beside a lowercase
 //! form for matching, with contractions opened and quotes kept whole.
 
-use crate::memory::{EntityKind, EntityStatus};
+use mnemon_core::memory::{EntityKind, EntityStatus};
 
 use super::command::StatusFilter;
 

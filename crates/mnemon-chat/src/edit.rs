@@ -1,7 +1,7 @@
 //! Creating and updating: the two commands with the most to read (counts,
 //! title lists, parents, priorities, fields and values).
 
-use crate::memory::EntityKind;
+use mnemon_core::memory::EntityKind;
 
 use super::command::{Command, Field, StatusFilter, Target};
 use super::grammar::target_at;

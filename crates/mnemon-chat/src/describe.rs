@@ -1,7 +1,7 @@
 //! How the chat writes about entities: labels in sentences, listings and
 //! one entity's details.
 
-use crate::memory::{Entity, EntityKind, EntityQuery, EntityStatus, Store, StoreError};
+use mnemon_core::memory::{Entity, EntityKind, EntityQuery, EntityStatus, Store, StoreError};
 
 use super::Outcome;
 use super::command::StatusFilter;

@@ -7,7 +7,7 @@
 //! priority`) and statuses (`done`, `in progress`). A line it cannot read
 //! whole is refused with the closest supported forms, never half-run.
 
-use crate::memory::EntityStatus;
+use mnemon_core::memory::EntityStatus;
 
 use super::ask::question_of;
 use super::command::{Command, CommandParser, Parsed, StatusFilter, Target};

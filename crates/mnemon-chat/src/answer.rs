@@ -3,8 +3,8 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use crate::engine::live::operation_line;
-use crate::memory::{
+use mnemon_core::engine::live::operation_line;
+use mnemon_core::memory::{
     Entity, EntityKind, EntityQuery, EntityStatus, HotKind, Operation, OperationQuery,
 };
 
@@ -256,7 +256,7 @@ fn actions(ops: &[Operation]) -> Vec<String> {
                 || k.starts_with("decision_")
                 || k.starts_with("file_")
                 || k.starts_with("entity_")
-                || k == crate::engine::ACTION_KIND => {}
+                || k == mnemon_core::engine::ACTION_KIND => {}
             _ => out.push(operation_line(op)),
         }
     }
@@ -334,12 +334,12 @@ fn history(when: &str, ops: &[Operation]) -> Outcome {
 /// Decision records (and hot-context decisions) mentioning the topic.
 fn decided<S: ChatStore + ?Sized>(chat: &Chat<'_, S>, topic: &str) -> Result<Outcome, Stop> {
     let memory = chat.engine.memory();
-    let words: Vec<String> = crate::compress::sentences::terms(topic)
+    let words: Vec<String> = mnemon_core::compress::sentences::terms(topic)
         .into_iter()
         .map(|w| w.chars().take(5).collect())
         .collect();
     let matches = |text: &str| {
-        let terms: Vec<String> = crate::compress::sentences::terms(text)
+        let terms: Vec<String> = mnemon_core::compress::sentences::terms(text)
             .into_iter()
             .map(|w| w.chars().take(5).collect())
             .collect();
@@ -387,7 +387,7 @@ fn decided<S: ChatStore + ?Sized>(chat: &Chat<'_, S>, topic: &str) -> Result<Out
     let mut out = Outcome::answer(text);
     out.summary = Some(format!(
         "Recalled {}{about}.",
-        crate::text::counted((hits.len() + hot.len()) as u64, "decision", "decisions")
+        mnemon_core::text::counted((hits.len() + hot.len()) as u64, "decision", "decisions")
     ));
     Ok(out)
 }

@@ -4,8 +4,8 @@
 use serde::Serialize;
 
 use super::command::Command;
-use crate::engine::{Checkpoint, EngineEvent, EngineStatus};
-use crate::memory::{DecisionRecord, Entity};
+use mnemon_core::engine::{Checkpoint, EngineEvent, EngineStatus};
+use mnemon_core::memory::{DecisionRecord, Entity};
 
 /// What kind of answer a line got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

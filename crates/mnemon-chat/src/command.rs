@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use crate::memory::{EntityKind, EntityStatus};
+use mnemon_core::memory::{EntityKind, EntityStatus};
 
 /// A thing a command points at, before it is resolved to entities.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
