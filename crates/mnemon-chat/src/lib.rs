@@ -14,6 +14,7 @@ mod ask;
 pub mod command;
 mod describe;
 mod edit;
+mod engine_ref;
 mod grammar;
 mod parse;
 mod refs;
@@ -36,6 +37,7 @@ use mnemon_core::memory::{
 };
 
 use describe::{labels, sentence_case};
+use engine_ref::EngineRef;
 use refs::Resolved;
 
 /// The status of a recorded command that changed something. Not
@@ -129,24 +131,6 @@ impl Outcome {
             kind: ReplyKind::Done,
             objects,
             ..Outcome::answer(text)
-        }
-    }
-}
-
-/// The engine a chat drives: borrowed for a chat that lives inside a
-/// caller's scope, shared for one that a server task or a library handle
-/// keeps for as long as it likes.
-enum EngineRef<'e, S: ?Sized> {
-    Borrowed(&'e Engine<S>),
-    Shared(std::sync::Arc<Engine<S>>),
-}
-
-impl<S: ?Sized> std::ops::Deref for EngineRef<'_, S> {
-    type Target = Engine<S>;
-    fn deref(&self) -> &Engine<S> {
-        match self {
-            EngineRef::Borrowed(e) => e,
-            EngineRef::Shared(e) => e,
         }
     }
 }

@@ -29,11 +29,12 @@ fn within(s: &str, range: RangeInclusive<u64>) -> Result<u64, String> {
     Ok(n)
 }
 
+/// The most items one listing shows: the library's rule, checked at
+/// parsing too so a bad flag is a usage error (exit 2).
+pub use mnemon::MAX_LIST;
 /// The largest token budget or window anyone has: the library's rule,
 /// checked at parsing too so a bad flag is a usage error (exit 2).
 pub use mnemon::MAX_TOKENS;
-/// The most items one listing shows.
-pub const MAX_LIST: u64 = 1_000_000_000;
 /// The most synthetic turns, sessions or conversations `eval synth` makes.
 pub const MAX_SYNTH: u64 = 100_000;
 

@@ -65,10 +65,10 @@ impl From<mnemon::Error> for ServerError {
                 ServerError::NotFound(message)
             }
             (mnemon::Error::OutOfRange { what, .. }, _) => ServerError::BadRequest {
-                code: if *what == "budget" {
-                    "invalid_budget"
-                } else {
-                    "invalid_input"
+                code: match *what {
+                    "budget" => "invalid_budget",
+                    "limit" => "invalid_limit",
+                    _ => "invalid_input",
                 },
                 message,
             },

@@ -60,7 +60,7 @@ impl Mnemon {
 
     /// The audit of forgetting, newest first: ids and counts, no content.
     pub fn forgettings(&self, limit: usize) -> Result<Vec<ForgetAudit>> {
-        Ok(self.engine()?.forgettings(limit)?)
+        Ok(self.engine()?.forgettings(crate::reads::listing(limit)?)?)
     }
 }
 

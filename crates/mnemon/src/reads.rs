@@ -18,6 +18,32 @@ use crate::error::{Error, Result};
 /// a few of them overflows.
 pub const MAX_TOKENS: u64 = 100_000_000;
 
+/// The most items one listing returns. Far more than any screen, file or
+/// context holds, so only a mistake reaches it (a wrapped negative number,
+/// a digit too many); zero is refused too, as it would answer "nothing"
+/// about a project that has things. Interfaces may page below it (one HTTP
+/// response, one tool's result).
+pub const MAX_LIST: u64 = 1_000_000_000;
+
+/// `limit` if it is 1 to [`MAX_LIST`]: every listing verb checks here.
+pub(crate) fn listing(limit: usize) -> Result<usize> {
+    if limit == 0 || limit as u64 > MAX_LIST {
+        return Err(Error::OutOfRange {
+            what: "limit",
+            value: limit as u64,
+            min: 1,
+            max: MAX_LIST,
+            unit: "",
+        });
+    }
+    Ok(limit)
+}
+
+/// [`listing`] for a limit that may be absent (everything).
+fn listing_opt(limit: Option<usize>) -> Result<Option<usize>> {
+    limit.map(listing).transpose()
+}
+
 /// The preset a context is assembled with when a request names none: the
 /// tiers, which need no question.
 pub const DEFAULT_PRESET: &str = "tiers";
@@ -121,11 +147,12 @@ impl Mnemon {
 
     /// Ranked matches across every tier.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Ranked>> {
-        Ok(self.engine()?.search(query, limit)?)
+        Ok(self.engine()?.search(query, listing(limit)?)?)
     }
 
     /// Operations, most recent first. A `session_id` may be a prefix.
     pub fn recent(&self, q: &OperationQuery) -> Result<Vec<Operation>> {
+        listing_opt(q.limit)?;
         let e = self.engine()?;
         let m = e.memory();
         let session_id = match &q.session_id {
@@ -140,6 +167,7 @@ impl Mnemon {
 
     /// Messages, most recent first.
     pub fn messages(&self, q: &MessageQuery) -> Result<Vec<Message>> {
+        listing_opt(q.limit)?;
         Ok(self.engine()?.memory().recent_messages(q)?)
     }
 
@@ -155,7 +183,11 @@ impl Mnemon {
 
     /// Most recent first.
     pub fn decisions(&self, limit: Option<usize>) -> Result<Vec<DecisionRecord>> {
-        Ok(self.engine()?.memory().store().decisions(limit)?)
+        Ok(self
+            .engine()?
+            .memory()
+            .store()
+            .decisions(listing_opt(limit)?)?)
     }
 
     /// A project entity by its number.
@@ -165,6 +197,7 @@ impl Mnemon {
 
     /// Entities, most urgent first, then by number.
     pub fn entities(&self, q: &EntityQuery) -> Result<Vec<Entity>> {
+        listing_opt(q.limit)?;
         Ok(self.engine()?.memory().store().entities(q)?)
     }
 
@@ -186,12 +219,16 @@ impl Mnemon {
 
     /// Most recently active first.
     pub fn sessions(&self, limit: usize) -> Result<Vec<Session>> {
-        Ok(self.engine()?.memory().store().sessions(limit)?)
+        Ok(self.engine()?.memory().store().sessions(listing(limit)?)?)
     }
 
     /// Stored checkpoints, newest first.
     pub fn checkpoints(&self, limit: usize) -> Result<Vec<StoredCheckpoint>> {
-        Ok(self.engine()?.memory().store().checkpoints(limit)?)
+        Ok(self
+            .engine()?
+            .memory()
+            .store()
+            .checkpoints(listing(limit)?)?)
     }
 
     /// A checkpoint as the database holds it.
@@ -259,6 +296,10 @@ impl Mnemon {
 
     /// Compaction audits, newest first.
     pub fn compactions(&self, limit: usize) -> Result<Vec<mnemon_core::engine::CompactionRecord>> {
-        Ok(self.engine()?.memory().store().compactions(limit)?)
+        Ok(self
+            .engine()?
+            .memory()
+            .store()
+            .compactions(listing(limit)?)?)
     }
 }

@@ -190,6 +190,7 @@ impl Mnemon {
     /// This agent's window over its last `limit` log entries (operations
     /// and messages of its sessions, and its own engine actions).
     pub fn timeline(&self, limit: usize) -> Result<Timeline> {
+        crate::reads::listing(limit)?;
         let status = self.status()?;
         let agent = status.agent.clone();
         let e = self.engine()?;

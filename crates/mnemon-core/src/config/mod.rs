@@ -11,12 +11,14 @@
 pub mod edit;
 mod llm;
 mod load;
+mod plan;
 mod proxy;
 mod schema;
 mod validate;
 
 pub use llm::{LlmEndpoint, LlmProvider, LlmSection};
 pub use load::{ConfigError, ConfigErrors, ConfigFile, Loaded, Origin, load};
+pub use plan::*;
 pub use proxy::{CompactionSummary, Inject, ProxySection};
 pub use schema::*;
 

@@ -26,10 +26,13 @@ pub mod live;
 mod optimizing;
 mod outcome;
 mod refresh;
+mod retry;
 mod state;
 mod store;
 mod summary;
 mod writes;
+
+use retry::{CONFLICT_RETRIES, back_off, retry_conflicts};
 
 pub use config::{CheckpointTriggers, EngineConfig};
 pub use outcome::{EngineEvent, EngineStatus, Outcome};
@@ -91,42 +94,6 @@ pub enum EngineError {
         "{0}: another process changed the context at the same moment; nothing was written, retry"
     )]
     Conflict(String),
-}
-
-/// How often an action is re-evaluated after losing a compare-and-set race.
-/// Every lost race means another writer committed, so the contest always
-/// moves on; the limit only turns a store that never stops conflicting
-/// into an error.
-const CONFLICT_RETRIES: u32 = 40;
-
-/// The pause before re-evaluating after the `attempt`th lost race. It
-/// grows (0.1 ms to 6.4 ms) so that a long action, such as a refresh racing
-/// writers that only append, finds a quiet moment, and it is random (the
-/// standard library's randomly keyed hasher) so that two losers do not
-/// retry in lockstep. The caller's runtime waits it.
-fn back_off(attempt: u32) -> std::time::Duration {
-    use std::hash::BuildHasher;
-    let base = 100u64 << attempt.min(6);
-    let jitter = std::collections::hash_map::RandomState::new().hash_one(attempt) % base;
-    std::time::Duration::from_micros(base / 2 + jitter)
-}
-
-/// Runs `f` until it does not lose a compare-and-set race, pausing between
-/// tries; other errors and the last conflict are returned as they are.
-fn retry_conflicts<T>(
-    runtime: &dyn crate::runtime::Runtime,
-    mut f: impl FnMut() -> Result<T, EngineError>,
-) -> Result<T, EngineError> {
-    let mut attempt = 0;
-    loop {
-        match f() {
-            Err(EngineError::Conflict(_)) if attempt < CONFLICT_RETRIES => {
-                attempt += 1;
-                runtime.pause(back_off(attempt));
-            }
-            other => return other,
-        }
-    }
 }
 
 pub struct Engine<S: ?Sized> {
@@ -482,7 +449,7 @@ impl<S: EngineStore + ?Sized> Engine<S> {
                 Ok(true) => {}
                 Err(EngineError::Conflict(_)) if attempt < CONFLICT_RETRIES => {
                     attempt += 1;
-                    back_off(attempt);
+                    self.runtime.pause(back_off(attempt));
                 }
                 Err(e) => return Err(e),
             }
@@ -526,7 +493,7 @@ impl<S: EngineStore + ?Sized> Engine<S> {
             match self.after_write(v, phase, &mut events, &mut checkpoints) {
                 Err(EngineError::Conflict(_)) if attempt < CONFLICT_RETRIES => {
                     attempt += 1;
-                    back_off(attempt);
+                    self.runtime.pause(back_off(attempt));
                 }
                 Err(EngineError::Conflict(_)) => break None,
                 Ok(v) => break Some(v),

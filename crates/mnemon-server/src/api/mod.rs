@@ -81,16 +81,20 @@ pub(crate) fn written<T: serde::Serialize>(w: &mnemon::Written<T>) -> Result<Val
     w.to_json().map_err(internal)
 }
 
-/// The most items one request lists.
-const MAX_LIST: usize = 10_000;
+/// The most items one response carries: a page of a listing, well below
+/// the library's own limit (`mnemon::MAX_LIST`), so that no request makes
+/// the server hold a whole log in memory at once.
+const MAX_PAGE: usize = 10_000;
 
-/// A list's `?limit=`, `default` when absent, refused outside 1 to [`MAX_LIST`].
+/// A list's `?limit=`, `default` when absent. Zero and the library's limits
+/// are the library's to refuse (as `invalid_limit`); a page larger than
+/// [`MAX_PAGE`] is this server's.
 pub(crate) fn limit(l: Option<usize>, default: usize) -> Result<usize, ServerError> {
     let n = l.unwrap_or(default);
-    if n == 0 || n > MAX_LIST {
+    if n > MAX_PAGE {
         return Err(ServerError::BadRequest {
             code: "invalid_limit",
-            message: format!("limit={n} is out of range: give 1 to {MAX_LIST}"),
+            message: format!("limit={n} is out of range: give 1 to {MAX_PAGE}"),
         });
     }
     Ok(n)
