@@ -13,7 +13,11 @@ use mnemon::{Error, MAX_LIST, Mnemon, OperationQuery};
 fn refused(r: Result<impl std::fmt::Debug, Error>, value: u64) {
     match r {
         Err(Error::OutOfRange {
-            what, value: v, min, max, ..
+            what,
+            value: v,
+            min,
+            max,
+            ..
         }) => {
             assert_eq!((what, v, min, max), ("limit", value, 1, MAX_LIST));
         }

@@ -6,7 +6,6 @@ mod decisions;
 mod documents;
 mod entities;
 
-use crate::memory::store::Atomically;
 use std::sync::Arc;
 
 use serde_json::json;
@@ -14,7 +13,7 @@ use serde_json::json;
 use super::hot::{HotContext, HotItem, HotItemChange, HotItemDraft, HotKind, HotStatus, Priority};
 use super::privacy::{strip_reasoning, strip_reasoning_fields};
 use super::redact::Redactor;
-use super::store::{Store, StoreError};
+use super::store::{Atomically, Store, StoreError};
 use super::types::{
     Clock, Message, MessageDraft, MessageQuery, NewMessage, NewOperation, Operation,
     OperationDraft, OperationQuery, Session, SessionChange, SessionStatus, Timestamp,

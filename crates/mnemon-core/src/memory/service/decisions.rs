@@ -2,10 +2,9 @@
 //! in one unit of work.
 
 use super::Memory;
-use crate::memory::store::Atomically;
 use crate::memory::{
-    DecisionRecord, DecisionStatus, HotItemChange, HotKind, HotStatus, NewDecision, NewOperation,
-    Store, StoreError,
+    Atomically, DecisionRecord, DecisionStatus, HotItemChange, HotKind, HotStatus, NewDecision,
+    NewOperation, Store, StoreError,
 };
 
 impl<S: Store + ?Sized> Memory<S> {

@@ -1,13 +1,13 @@
 //! Epics, stories and tasks through the memory rules: parents of the allowed
 //! kind, each change logged in the same unit of work.
 
-use super::Memory;
-use crate::memory::store::Atomically;
 use serde_json::json;
 
+use super::Memory;
+
 use crate::memory::{
-    Entity, EntityChange, EntityDraft, EntityStatus, NewEntity, NewOperation, Operation, Store,
-    StoreError,
+    Atomically, Entity, EntityChange, EntityDraft, EntityStatus, NewEntity, NewOperation,
+    Operation, Store, StoreError,
 };
 
 impl<S: Store + ?Sized> Memory<S> {
