@@ -12,7 +12,7 @@ use crate::project::Project;
 pub fn run(g: &Global, a: &ForgetArgs) -> Result<()> {
     let m = Project::find(g.dir.as_deref())?.open(a.agent.agent.as_deref())?;
     if a.history {
-        let audit = m.forgettings(usize::MAX >> 1)?;
+        let audit = m.forgettings(mnemon::MAX_LIST as usize)?;
         if g.json {
             return json(&audit);
         }

@@ -93,7 +93,7 @@ pub fn record_new(
         let mut messages = m
             .messages(&MessageQuery {
                 session_id: Some(session.id),
-                limit: Some(usize::MAX >> 1),
+                limit: Some(mnemon::MAX_LIST as usize),
                 ..MessageQuery::default()
             })
             .map_err(store_error)?;
