@@ -8,7 +8,7 @@
     reason = "tests: a panic with its message is the failure report"
 )]
 
-use mnemon::{Error, MAX_LIST, Mnemon, OperationQuery};
+use mnemon::{EntityQuery, Error, MAX_LIST, MessageQuery, Mnemon, OperationQuery};
 
 fn refused(r: Result<impl std::fmt::Debug, Error>, value: u64) {
     match r {
@@ -36,6 +36,20 @@ fn a_listing_of_nothing_or_of_too_much_is_refused_by_every_verb() {
             m.recent(&OperationQuery {
                 limit: Some(n),
                 ..OperationQuery::default()
+            }),
+            v,
+        );
+        refused(
+            m.messages(&MessageQuery {
+                limit: Some(n),
+                ..MessageQuery::default()
+            }),
+            v,
+        );
+        refused(
+            m.entities(&EntityQuery {
+                limit: Some(n),
+                ..EntityQuery::default()
             }),
             v,
         );
