@@ -38,7 +38,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::{self, ThreadId};
 
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
-use mnemon_core::memory::{HandleKind, Store, StoreError};
+use mnemon_core::memory::{Store, StoreError};
 
 pub use client::Db;
 pub use cluster::{Cluster, ClusterError, ClusterOptions};
@@ -314,7 +314,7 @@ fn new_id() -> String {
 }
 
 /// Resolves a handle (`o12`, `m7`, `h3`), a full id or a unique prefix in
-/// `table`.
+/// `table`; the rules are core's (`mnemon_core::memory::resolve_id`).
 fn resolve_id(
     db: &Db,
     table: &str,
@@ -322,55 +322,56 @@ fn resolve_id(
     project: &str,
     id: &str,
 ) -> Result<String, StoreError> {
-    let id = id.trim();
-    if id.is_empty() {
-        return Err(StoreError::Invalid(format!("an empty {what} id")));
+    let lookup = Lookup { db, table, project };
+    mnemon_core::memory::resolve_id(table, what, id, &lookup)
+}
+
+/// One table's ids, as SQL.
+struct Lookup<'a> {
+    db: &'a Db,
+    table: &'a str,
+    project: &'a str,
+}
+
+impl Lookup<'_> {
+    /// `SELECT <what> FROM <table> WHERE project_id = $1 AND <filter>`,
+    /// with `$2` bound to `arg`.
+    fn rows(
+        &self,
+        what: &str,
+        filter: &str,
+        arg: &(dyn tokio_postgres::types::ToSql + Sync),
+    ) -> Result<Vec<tokio_postgres::Row>, StoreError> {
+        let sql = format!(
+            "SELECT {what} FROM {} WHERE project_id = $1 AND {filter}",
+            self.table
+        );
+        self.db.query(&sql, &[&self.project, arg])
     }
-    if let Some(seq) = HandleKind::of_table(table).and_then(|k| k.position(id)) {
-        return db
-            .opt(
-                &format!("SELECT id FROM {table} WHERE project_id = $1 AND seq = $2"),
-                &[&project, &seq],
-            )?
-            .map(|r| r.get(0))
-            .ok_or_else(|| StoreError::NotFound {
-                what,
-                id: id.to_string(),
-            });
+}
+
+impl mnemon_core::memory::IdLookup for Lookup<'_> {
+    fn at_position(&self, seq: i64) -> Result<Option<String>, StoreError> {
+        Ok(self.rows("id", "seq = $2", &seq)?.first().map(|r| r.get(0)))
     }
-    let pattern = format!(
-        "{}%",
-        id.replace('\\', "\\\\")
-            .replace('%', "\\%")
-            .replace('_', "\\_")
-    );
-    let rows = db.query(
-        &format!("SELECT id FROM {table} WHERE project_id = $1 AND id LIKE $2 LIMIT 2"),
-        &[&project, &pattern],
-    )?;
-    let ids: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
-    match ids.as_slice() {
-        [one] => Ok(one.clone()),
-        [] => Err(StoreError::NotFound {
-            what,
-            id: id.to_string(),
-        }),
-        _ => {
-            if ids.iter().any(|x| x == id) {
-                return Ok(id.to_string());
-            }
-            let count: i64 = db
-                .one(
-                    &format!("SELECT count(*) FROM {table} WHERE project_id = $1 AND id LIKE $2"),
-                    &[&project, &pattern],
-                )?
-                .get(0);
-            Err(StoreError::Ambiguous {
-                what,
-                prefix: id.to_string(),
-                count: count as usize,
-            })
-        }
+
+    /// PostgreSQL's `LIKE` escapes with `\\` by default.
+    fn two_starting_with(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        let rows = self.rows(
+            "id",
+            "id LIKE $2 LIMIT 2",
+            &mnemon_core::memory::like_prefix(prefix),
+        )?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    fn count_starting_with(&self, prefix: &str) -> Result<usize, StoreError> {
+        let rows = self.rows(
+            "count(*)",
+            "id LIKE $2",
+            &mnemon_core::memory::like_prefix(prefix),
+        )?;
+        Ok(rows.first().map_or(0, |r| r.get::<_, i64>(0)) as usize)
     }
 }
 

@@ -32,8 +32,8 @@ use std::ops::{Deref, DerefMut};
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use mnemon_core::memory::{HandleKind, Store, StoreError};
-use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
+use mnemon_core::memory::{Store, StoreError};
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 pub use maintenance::{backup_config, inspect, restore_into, set_backup_config};
 pub use migrate::LATEST_SCHEMA;
@@ -405,7 +405,7 @@ fn new_id() -> String {
 }
 
 /// Resolves a handle (`o12`, `m7`, `h3`), a full id or a unique prefix in
-/// `table`.
+/// `table`; the rules are core's (`mnemon_core::memory::resolve_id`).
 fn resolve_id(
     conn: &Connection,
     path: &str,
@@ -414,57 +414,66 @@ fn resolve_id(
     project: &str,
     id: &str,
 ) -> Result<String, StoreError> {
-    let id = id.trim();
-    if id.is_empty() {
-        return Err(StoreError::Invalid(format!("an empty {what} id")));
-    }
-    if let Some(seq) = HandleKind::of_table(table).and_then(|k| k.position(id)) {
-        return conn
-            .prepare_cached(&format!(
-                "SELECT id FROM {table} WHERE project_id = ?1 AND seq = ?2"
-            ))
+    let lookup = Lookup {
+        conn,
+        path,
+        table,
+        project,
+    };
+    mnemon_core::memory::resolve_id(table, what, id, &lookup)
+}
+
+/// One table's ids, as SQL.
+struct Lookup<'a> {
+    conn: &'a Connection,
+    path: &'a str,
+    table: &'a str,
+    project: &'a str,
+}
+
+impl Lookup<'_> {
+    /// The first column of `SELECT <what> FROM <table> WHERE project_id = ?1
+    /// AND <filter>` with `?2` bound to `arg`.
+    fn column<T: rusqlite::types::FromSql>(
+        &self,
+        what: &str,
+        filter: &str,
+        arg: &dyn rusqlite::ToSql,
+    ) -> Result<Vec<T>, StoreError> {
+        let sql = format!(
+            "SELECT {what} FROM {} WHERE project_id = ?1 AND {filter}",
+            self.table
+        );
+        self.conn
+            .prepare_cached(&sql)
             .and_then(|mut s| {
-                s.query_row(rusqlite::params![project, seq], |r| r.get(0))
-                    .optional()
+                s.query_map(rusqlite::params![self.project, arg], |r| r.get(0))
+                    .and_then(|rows| rows.collect())
             })
-            .map_err(|e| map_err(path, e))?
-            .ok_or_else(|| StoreError::NotFound {
-                what,
-                id: id.to_string(),
-            });
+            .map_err(|e| map_err(self.path, e))
     }
-    let sql =
-        format!("SELECT id FROM {table} WHERE project_id = ?1 AND id LIKE ?2 ESCAPE '\\' LIMIT 2");
-    let pattern = format!(
-        "{}%",
-        id.replace('\\', "\\\\")
-            .replace('%', "\\%")
-            .replace('_', "\\_")
-    );
-    let mut stmt = conn.prepare_cached(&sql).map_err(|e| map_err(path, e))?;
-    let ids: Vec<String> = stmt
-        .query_map(rusqlite::params![project, pattern], |r| r.get(0))
-        .and_then(|rows| rows.collect())
-        .map_err(|e| map_err(path, e))?;
-    match ids.as_slice() {
-        [one] => Ok(one.clone()),
-        [] => Err(StoreError::NotFound {
-            what,
-            id: id.to_string(),
-        }),
-        _ => {
-            if ids.iter().any(|x| x == id) {
-                return Ok(id.to_string());
-            }
-            let count: i64 = conn
-                .query_row(&format!("SELECT count(*) FROM {table} WHERE project_id = ?1 AND id LIKE ?2 ESCAPE '\\'"), rusqlite::params![project, pattern], |r| r.get(0))
-                .map_err(|e| map_err(path, e))?;
-            Err(StoreError::Ambiguous {
-                what,
-                prefix: id.to_string(),
-                count: count as usize,
-            })
-        }
+}
+
+impl mnemon_core::memory::IdLookup for Lookup<'_> {
+    fn at_position(&self, seq: i64) -> Result<Option<String>, StoreError> {
+        Ok(self.column("id", "seq = ?2", &seq)?.into_iter().next())
+    }
+
+    fn two_starting_with(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        self.column(
+            "id",
+            "id LIKE ?2 ESCAPE '\\' LIMIT 2",
+            &mnemon_core::memory::like_prefix(prefix),
+        )
+    }
+
+    fn count_starting_with(&self, prefix: &str) -> Result<usize, StoreError> {
+        let n: Vec<i64> = self.column(
+            "count(*)",
+            "id LIKE ?2 ESCAPE '\\'",
+            &mnemon_core::memory::like_prefix(prefix),
+        )?;
+        Ok(n.first().copied().unwrap_or(0) as usize)
     }
 }
 

@@ -5,7 +5,7 @@
 //! Every surface prints handles and accepts them wherever it accepts an id;
 //! long ids and unique prefixes stay accepted.
 
-use super::{HotItem, Message, Operation};
+use super::{HotItem, Message, Operation, StoreError};
 
 /// What a handle's letter names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +49,62 @@ impl HandleKind {
         }
         rest.parse::<i64>().ok().filter(|n| *n > 0)
     }
+}
+
+/// The queries an id resolution needs from a backend, for one table of
+/// the project.
+pub trait IdLookup {
+    /// The id of the row at position `seq`, if there is one.
+    fn at_position(&self, seq: i64) -> Result<Option<String>, StoreError>;
+    /// At most two ids that start with `prefix`.
+    fn two_starting_with(&self, prefix: &str) -> Result<Vec<String>, StoreError>;
+    /// How many ids start with `prefix`.
+    fn count_starting_with(&self, prefix: &str) -> Result<usize, StoreError>;
+}
+
+/// The row of `table` that `id` names: a handle (`o12`, `m7`, `h3`) by its
+/// position, else a full id, else a unique prefix. An id that is also the
+/// prefix of longer ones names itself. `what` names the row in errors.
+pub fn resolve_id(
+    table: &str,
+    what: &'static str,
+    id: &str,
+    lookup: &dyn IdLookup,
+) -> Result<String, StoreError> {
+    let id = id.trim();
+    if id.is_empty() {
+        return Err(StoreError::Invalid(format!("an empty {what} id")));
+    }
+    let not_found = || StoreError::NotFound {
+        what,
+        id: id.to_string(),
+    };
+    if let Some(seq) = HandleKind::of_table(table).and_then(|k| k.position(id)) {
+        return lookup.at_position(seq)?.ok_or_else(not_found);
+    }
+    let ids = lookup.two_starting_with(id)?;
+    match ids.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(not_found()),
+        _ if ids.iter().any(|x| x == id) => Ok(id.to_string()),
+        _ => Err(StoreError::Ambiguous {
+            what,
+            prefix: id.to_string(),
+            count: lookup.count_starting_with(id)?,
+        }),
+    }
+}
+
+/// `prefix` as the pattern of SQL's `LIKE` (escaped with a backslash, the
+/// default of PostgreSQL and SQLite's `ESCAPE '\\'`): its `\\`, `%` and `_`
+/// match themselves, and anything may follow. For a backend whose
+/// [`IdLookup`] matches prefixes with `LIKE`.
+pub fn like_prefix(prefix: &str) -> String {
+    let escaped = prefix
+        .replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_");
+    format!("{escaped}%")
 }
 
 impl Operation {
@@ -234,6 +290,61 @@ mod wire {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Ids of one table in memory, matched as the SQL backends match them.
+    struct Ids(Vec<(i64, &'static str)>);
+
+    impl IdLookup for Ids {
+        fn at_position(&self, seq: i64) -> Result<Option<String>, StoreError> {
+            Ok(self.0.iter().find(|r| r.0 == seq).map(|r| r.1.to_string()))
+        }
+        fn two_starting_with(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+            Ok(self
+                .0
+                .iter()
+                .filter(|r| r.1.starts_with(prefix))
+                .take(2)
+                .map(|r| r.1.to_string())
+                .collect())
+        }
+        fn count_starting_with(&self, prefix: &str) -> Result<usize, StoreError> {
+            Ok(self.0.iter().filter(|r| r.1.starts_with(prefix)).count())
+        }
+    }
+
+    #[test]
+    fn an_id_resolves_by_handle_full_id_or_unique_prefix() {
+        let ids = Ids(vec![
+            (1, "abc-1"),
+            (2, "abc-12"),
+            (3, "abd-7"),
+            (4, "abc-13"),
+        ]);
+        let r = |id: &str| resolve_id("operations", "operation", id, &ids);
+        assert_eq!(r("o3").unwrap(), "abd-7", "a handle is a position");
+        assert_eq!(r(" abd ").unwrap(), "abd-7", "a unique prefix, trimmed");
+        assert_eq!(
+            r("abc-1").unwrap(),
+            "abc-1",
+            "a full id that prefixes others"
+        );
+        assert!(matches!(
+            r("abc"),
+            Err(StoreError::Ambiguous { count: 3, .. })
+        ));
+        assert!(matches!(r("o9"), Err(StoreError::NotFound { .. })));
+        assert!(matches!(r("zzz"), Err(StoreError::NotFound { .. })));
+        assert!(matches!(r("  "), Err(StoreError::Invalid(_))));
+        // Only the log tables have handles: elsewhere `o3` is a prefix.
+        let decisions = resolve_id("decisions", "decision", "o3", &ids);
+        assert!(matches!(decisions, Err(StoreError::NotFound { .. })));
+    }
+
+    #[test]
+    fn a_like_prefix_matches_its_wildcards_literally() {
+        assert_eq!(like_prefix("ab"), "ab%");
+        assert_eq!(like_prefix("a_b%c\\"), "a\\_b\\%c\\\\%");
+    }
 
     #[test]
     fn handles_parse_back_and_ids_never_do() {

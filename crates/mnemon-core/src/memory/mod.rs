@@ -26,7 +26,7 @@ pub use entities::{
     StatusCount,
 };
 pub use episodic::{DocKind, Document};
-pub use handle::HandleKind;
+pub use handle::{HandleKind, IdLookup, like_prefix, resolve_id};
 pub use hot::{HotContext, HotItem, HotItemChange, HotItemDraft, HotKind, HotStatus, Priority};
 pub use redact::{PatternError, Redactor};
 pub use service::{Memory, RestoredSession, data_text};
