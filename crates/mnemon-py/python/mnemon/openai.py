@@ -117,7 +117,13 @@ def run_turn(
     m.message("assistant", answer)
     usage = getattr(response, "usage", None)
     server = getattr(usage, "prompt_tokens", None) if usage is not None else None
-    after: Status = m.report_usage(server) if server else m.status()
+    after: Status = m.status()
+    # Recording the turn may have refreshed a full window: the context the
+    # provider counted is then gone, and its count says nothing of the new
+    # one (mnemon would refuse it), so it is reported only while the epoch
+    # the context was sent in lasts.
+    if server and after.epoch == status.epoch:
+        after = m.report_usage(server)
     return Turn(
         answer=answer,
         window=after.window,
