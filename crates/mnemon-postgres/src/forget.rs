@@ -155,34 +155,40 @@ impl ForgetRows for PgStore {
         )
     }
 
-    /// The row's vectors go with it (SQLite's triggers do this).
+    /// The row's vectors go with it (SQLite's triggers do this; this
+    /// table has no project column).
     fn delete_operation(&self, seq: i64) -> Result<(), StoreError> {
+        let project = self.project();
         self.write(|db| {
             db.exec(
                 "DELETE FROM vectors WHERE source = 'operation' AND record = $1",
                 &[&seq],
-            )
-        })?;
-        self.forget_exec(
-            &[
+            )?;
+            db.exec(
                 "DELETE FROM substitutions WHERE project_id = $1 AND op_seq = $2",
+                &[&project, &seq],
+            )?;
+            db.exec(
                 "DELETE FROM operations WHERE project_id = $1 AND seq = $2",
-            ],
-            &[&seq],
-        )
+                &[&project, &seq],
+            )?;
+            Ok(())
+        })
     }
 
     fn delete_message(&self, seq: i64) -> Result<(), StoreError> {
+        let project = self.project();
         self.write(|db| {
             db.exec(
                 "DELETE FROM vectors WHERE source = 'message' AND record = $1",
                 &[&seq],
-            )
-        })?;
-        self.forget_exec(
-            &["DELETE FROM messages WHERE project_id = $1 AND seq = $2"],
-            &[&seq],
-        )
+            )?;
+            db.exec(
+                "DELETE FROM messages WHERE project_id = $1 AND seq = $2",
+                &[&project, &seq],
+            )?;
+            Ok(())
+        })
     }
 
     fn delete_hot_item(&self, id: &str) -> Result<(), StoreError> {
@@ -277,34 +283,12 @@ impl ForgetRows for PgStore {
     }
 
     fn rewrite_held(&self, row: &Held) -> Result<(), StoreError> {
-        let text = row.text();
-        let key = row.key();
-        let mut set: Vec<String> = text
-            .iter()
-            .enumerate()
-            .map(|(i, (c, _))| format!("{c} = ${}", i + 2))
-            .collect();
-        if row.versioned() {
-            set.push("version = version + 1".into());
-        }
-        let sql = format!(
-            "UPDATE {} SET {} WHERE project_id = $1 AND {}",
-            row.table(),
-            set.join(", "),
-            key_filter(&key, text.len() + 2)
-        );
-        let values: Vec<Cell<'_>> = text.iter().chain(&key).map(|(_, v)| *v).collect();
+        let (sql, values) = row.update_statement(|n| format!("${n}"));
         self.forget_exec(&[&sql], &sql_values(&values))
     }
 
     fn remove_held(&self, row: &Held) -> Result<(), StoreError> {
-        let key = row.key();
-        let sql = format!(
-            "DELETE FROM {} WHERE project_id = $1 AND {}",
-            row.table(),
-            key_filter(&key, 2)
-        );
-        let values: Vec<Cell<'_>> = key.iter().map(|(_, v)| *v).collect();
+        let (sql, values) = row.delete_statement(|n| format!("${n}"));
         self.forget_exec(&[&sql], &sql_values(&values))
     }
 
@@ -339,15 +323,6 @@ impl ForgetRows for PgStore {
             );
         }
     }
-}
-
-/// `k1 = $N AND k2 = $N+1 …` for a row's key columns, numbered from `first`.
-fn key_filter(key: &[(&str, Cell<'_>)], first: usize) -> String {
-    key.iter()
-        .enumerate()
-        .map(|(i, (c, _))| format!("{c} = ${}", first + i))
-        .collect::<Vec<_>>()
-        .join(" AND ")
 }
 
 fn sql_values<'a>(cells: &'a [Cell<'a>]) -> Vec<Arg<'a>> {

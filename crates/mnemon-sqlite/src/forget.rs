@@ -310,34 +310,12 @@ impl ForgetRows for SqliteStore {
     }
 
     fn rewrite_held(&self, row: &Held) -> Result<(), StoreError> {
-        let text = row.text();
-        let key = row.key();
-        let mut set: Vec<String> = text
-            .iter()
-            .enumerate()
-            .map(|(i, (c, _))| format!("{c} = ?{}", i + 2))
-            .collect();
-        if row.versioned() {
-            set.push("version = version + 1".into());
-        }
-        let sql = format!(
-            "UPDATE {} SET {} WHERE project_id = ?1 AND {}",
-            row.table(),
-            set.join(", "),
-            key_filter(&key, text.len() + 2)
-        );
-        let values: Vec<Cell<'_>> = text.iter().chain(&key).map(|(_, v)| *v).collect();
+        let (sql, values) = row.update_statement(|n| format!("?{n}"));
         self.forget_exec(&[&sql], &sql_values(&values))
     }
 
     fn remove_held(&self, row: &Held) -> Result<(), StoreError> {
-        let key = row.key();
-        let sql = format!(
-            "DELETE FROM {} WHERE project_id = ?1 AND {}",
-            row.table(),
-            key_filter(&key, 2)
-        );
-        let values: Vec<Cell<'_>> = key.iter().map(|(_, v)| *v).collect();
+        let (sql, values) = row.delete_statement(|n| format!("?{n}"));
         self.forget_exec(&[&sql], &sql_values(&values))
     }
 
@@ -391,15 +369,6 @@ impl ForgetRows for SqliteStore {
         // until it finishes, and the next checkpoint then overwrites it.
         let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
     }
-}
-
-/// `k1 = ?N AND k2 = ?N+1 …` for a row's key columns, numbered from `first`.
-fn key_filter(key: &[(&str, Cell<'_>)], first: usize) -> String {
-    key.iter()
-        .enumerate()
-        .map(|(i, (c, _))| format!("{c} = ?{}", first + i))
-        .collect::<Vec<_>>()
-        .join(" AND ")
 }
 
 fn sql_values<'a>(cells: &'a [Cell<'a>]) -> Vec<&'a dyn ToSql> {

@@ -126,6 +126,54 @@ impl Held {
     pub fn versioned(&self) -> bool {
         matches!(self, Held::EngineState { .. })
     }
+
+    /// The SQL that writes the row's text columns over the stored row of
+    /// its key, and the values of its placeholders from the second on (the
+    /// first is the project). `mark(n)` writes placeholder `n` as the
+    /// backend's driver does (`?2`, `$2`). Both backends name their tables
+    /// and columns alike, so the statement is written once, here.
+    pub fn update_statement(&self, mark: fn(usize) -> String) -> (String, Vec<Cell<'_>>) {
+        let text = self.text();
+        let key = self.key();
+        let mut set: Vec<String> = text
+            .iter()
+            .enumerate()
+            .map(|(i, (c, _))| format!("{c} = {}", mark(i + 2)))
+            .collect();
+        if self.versioned() {
+            set.push("version = version + 1".into());
+        }
+        let sql = format!(
+            "UPDATE {} SET {} WHERE project_id = {} AND {}",
+            self.table(),
+            set.join(", "),
+            mark(1),
+            key_filter(&key, text.len() + 2, mark)
+        );
+        (sql, text.iter().chain(&key).map(|(_, v)| *v).collect())
+    }
+
+    /// The SQL that removes the stored row of this row's key, as
+    /// [`Held::update_statement`] writes its.
+    pub fn delete_statement(&self, mark: fn(usize) -> String) -> (String, Vec<Cell<'_>>) {
+        let key = self.key();
+        let sql = format!(
+            "DELETE FROM {} WHERE project_id = {} AND {}",
+            self.table(),
+            mark(1),
+            key_filter(&key, 2, mark)
+        );
+        (sql, key.iter().map(|(_, v)| *v).collect())
+    }
+}
+
+/// `k1 = <first> AND k2 = <first + 1> …` for a row's key columns.
+fn key_filter(key: &[(&str, Cell<'_>)], first: usize, mark: fn(usize) -> String) -> String {
+    key.iter()
+        .enumerate()
+        .map(|(i, (c, _))| format!("{c} = {}", mark(first + i)))
+        .collect::<Vec<_>>()
+        .join(" AND ")
 }
 
 /// The row-level operations forgetting needs from a backend, each scoped
@@ -189,4 +237,46 @@ pub trait ForgetRows {
     /// frees the space the rows held, best effort (a forgetting that
     /// committed is never reported as failed).
     fn after_forgetting(&self, _forgotten: &super::Forgotten) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_held_row_is_rewritten_and_removed_by_its_table_and_key() {
+        let doc = Held::Document {
+            kind: "work_plan".into(),
+            version: 3,
+            content: "text".into(),
+        };
+        let (sql, values) = doc.delete_statement(|n| format!("${n}"));
+        assert_eq!(
+            sql,
+            "DELETE FROM documents WHERE project_id = $1 AND kind = $2 AND version = $3"
+        );
+        assert_eq!(values, [Cell::Text("work_plan"), Cell::Int(3)]);
+        let state = Held::EngineState {
+            agent: "a".into(),
+            state: "{}".into(),
+        };
+        let (sql, values) = state.update_statement(|n| format!("?{n}"));
+        assert_eq!(
+            sql,
+            "UPDATE engine_state SET state = ?2, version = version + 1 WHERE project_id = ?1 AND agent = ?3"
+        );
+        assert_eq!(values, [Cell::Text("{}"), Cell::Text("a")]);
+        let compaction = Held::Compaction {
+            seq: 7,
+            session: None,
+            summary: "s".into(),
+            audit: "[]".into(),
+        };
+        let (sql, values) = compaction.update_statement(|n| format!("?{n}"));
+        assert_eq!(
+            sql,
+            "UPDATE compactions SET summary = ?2, audit = ?3 WHERE project_id = ?1 AND seq = ?4"
+        );
+        assert_eq!(values, [Cell::Text("s"), Cell::Text("[]"), Cell::Int(7)]);
+    }
 }

@@ -10,7 +10,7 @@ use super::{
     scrub_audit, scrub_checkpoint, scrub_summary,
 };
 use crate::engine::{EngineState, EngineStore};
-use crate::memory::{Atomically, SessionStatus, StoreError};
+use crate::memory::{Atomically, HandleKind, SessionStatus, StoreError};
 
 /// What the targets name.
 #[derive(Default)]
@@ -58,22 +58,14 @@ fn name_targets<S: EngineStore + ?Sized>(
     for t in targets {
         match t {
             ForgetTarget::OperationAt(seq) => {
-                if store.operations_at(&[*seq])?.is_empty() {
-                    return Err(StoreError::NotFound {
-                        what: "operation",
-                        id: format!("o{seq}"),
-                    });
-                }
-                n.ops.insert(*seq);
+                let found = !store.operations_at(&[*seq])?.is_empty();
+                n.ops
+                    .insert(position(found, "operation", HandleKind::Operation, *seq)?);
             }
             ForgetTarget::MessageAt(seq) => {
-                if store.messages_at(&[*seq])?.is_empty() {
-                    return Err(StoreError::NotFound {
-                        what: "message",
-                        id: format!("m{seq}"),
-                    });
-                }
-                n.msgs.insert(*seq);
+                let found = !store.messages_at(&[*seq])?.is_empty();
+                n.msgs
+                    .insert(position(found, "message", HandleKind::Message, *seq)?);
             }
             ForgetTarget::Decision(id) => {
                 n.decisions.insert(store.decision(id)?.id);
@@ -89,6 +81,23 @@ fn name_targets<S: EngineStore + ?Sized>(
         }
     }
     Ok(n)
+}
+
+/// `seq` when a row is at it, else the error naming its handle (`o12`).
+fn position(
+    found: bool,
+    what: &'static str,
+    kind: HandleKind,
+    seq: i64,
+) -> Result<i64, StoreError> {
+    if found {
+        Ok(seq)
+    } else {
+        Err(StoreError::NotFound {
+            what,
+            id: kind.handle(seq),
+        })
+    }
 }
 
 /// An id of any kind: it must name exactly one thing.
@@ -197,7 +206,7 @@ impl<S: EngineStore + ?Sized> Walk<'_, S> {
         }
         let mut hot_handles = Vec::with_capacity(n.hot.len());
         for id in &n.hot {
-            hot_handles.push(format!("h{}", s.hot_item(id)?.seq));
+            hot_handles.push(s.hot_item(id)?.handle());
         }
         let mut f = Forgotten {
             operations: n.ops.into_iter().collect(),
@@ -264,65 +273,58 @@ impl<S: EngineStore + ?Sized> Walk<'_, S> {
                 session,
                 summary,
                 audit,
-            } = row
+            } = &row
             else {
                 continue;
             };
-            if of_gone(&session) {
-                self.remove(&Held::Compaction {
-                    seq,
-                    session,
-                    summary,
-                    audit,
-                })?;
+            if of_gone(session) {
+                self.remove(&row)?;
                 continue;
             }
-            let new_summary = scrub_summary(&summary, &gone);
+            let new_summary = scrub_summary(summary, &gone);
             let mut audit_value: serde_json::Value =
-                serde_json::from_str(&audit).unwrap_or_default();
-            let audit_changed = scrub_audit(&mut audit_value, &gone);
-            if new_summary.is_some() || audit_changed {
+                serde_json::from_str(audit).unwrap_or_default();
+            if scrub_audit(&mut audit_value, &gone) || new_summary.is_some() {
                 f.summaries_rewritten += 1;
                 self.rewrite(&Held::Compaction {
-                    seq,
-                    session,
-                    summary: new_summary.unwrap_or(summary),
+                    seq: *seq,
+                    session: session.clone(),
+                    summary: new_summary.unwrap_or_else(|| summary.clone()),
                     audit: audit_value.to_string(),
                 })?;
             }
         }
         for row in s.held(HeldKind::SessionSummaries)? {
-            let Held::SessionSummary { id, summary } = row else {
+            let Held::SessionSummary { id, summary } = &row else {
                 continue;
             };
-            if sessions.contains(&id) {
+            if sessions.contains(id) {
                 continue;
             }
-            if let Some(summary) = scrub_summary(&summary, &gone) {
+            if let Some(summary) = scrub_summary(summary, &gone) {
                 f.summaries_rewritten += 1;
-                self.rewrite(&Held::SessionSummary { id, summary })?;
+                self.rewrite(&Held::SessionSummary {
+                    id: id.clone(),
+                    summary,
+                })?;
             }
         }
         for row in s.held(HeldKind::Checkpoints)? {
-            let Held::Checkpoint { id, session, json } = row else {
+            let Held::Checkpoint { id, session, json } = &row else {
                 continue;
             };
-            if of_gone(&session) {
-                self.remove(&Held::Checkpoint {
-                    id: id.clone(),
-                    session,
-                    json,
-                })?;
-                f.checkpoints_removed.push(id);
+            if of_gone(session) {
+                self.remove(&row)?;
+                f.checkpoints_removed.push(id.clone());
                 continue;
             }
-            if let Some(json) = scrub_checkpoint(&json, f, needles) {
+            if let Some(json) = scrub_checkpoint(json, f, needles) {
                 self.rewrite(&Held::Checkpoint {
                     id: id.clone(),
-                    session,
+                    session: session.clone(),
                     json,
                 })?;
-                f.checkpoints_rewritten.push(id);
+                f.checkpoints_rewritten.push(id.clone());
             }
         }
         self.scrub_states(f)?;
@@ -390,27 +392,24 @@ impl<S: EngineStore + ?Sized> Walk<'_, S> {
             }
         }
         for row in self.store.held(HeldKind::Artifacts)? {
-            let Held::Artifact { path, content } = row else {
+            let Held::Artifact { path, content } = &row else {
                 continue;
             };
-            let Ok(value) = serde_json::from_str::<serde_json::Value>(&content) else {
+            let Ok(value) = serde_json::from_str::<serde_json::Value>(content) else {
                 continue;
             };
             match scrub_artifact(&value, f) {
                 ArtifactFate::Keep => {}
                 ArtifactFate::Remove => {
-                    self.remove(&Held::Artifact {
-                        path: path.clone(),
-                        content,
-                    })?;
-                    f.artifacts_removed.push(path);
+                    self.remove(&row)?;
+                    f.artifacts_removed.push(path.clone());
                 }
                 ArtifactFate::Rewrite(v) => {
                     self.rewrite(&Held::Artifact {
                         path: path.clone(),
                         content: v.to_string(),
                     })?;
-                    f.artifacts_rewritten.push(path);
+                    f.artifacts_rewritten.push(path.clone());
                 }
             }
         }
