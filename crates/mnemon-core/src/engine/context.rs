@@ -54,13 +54,13 @@ impl<S: EngineStore + SearchStore + ?Sized> Engine<S> {
         Ok(ranked)
     }
 
-    /// The ranking by words (`lexical`, run here) fused with the records
-    /// nearest `query` by meaning, when an embedder is on; else the words'
-    /// ranking as it is. The query is embedded while the words are ranked,
-    /// at once where the runtime has threads: the two take similar time and
-    /// need nothing from each other. Records written since the last backfill are embedded
-    /// first (at most [`LIVE_BACKFILL`]), so what was just said can be
-    /// found by meaning at once.
+    /// The ranking by words (`lexical`) fused with the records nearest
+    /// `query` by meaning, when an embedder is on; else the words' ranking
+    /// as it is. The query is embedded while the words are ranked, at once
+    /// where the engine's runtime has threads: the two take similar time
+    /// and need nothing from each other. Records written since the last
+    /// backfill are embedded first (at most [`LIVE_BACKFILL`]), so what was
+    /// just said can be found by meaning at once.
     ///
     /// A model that fails (a server gone away) costs the meaning, not the
     /// context: the words' ranking is returned with a warning saying why.
