@@ -22,6 +22,8 @@
 
 use std::path::Path;
 
+pub mod sql;
+
 pub use crate::assemble::seam::{SearchStore, VectorStore};
 pub use crate::engine::EngineStore;
 pub use crate::memory::{

@@ -1,37 +1,25 @@
 //! Decision records: the full record as JSON, with its status and
 //! supersession as columns so lifecycle changes are checked in SQL.
 
-use mnemon_core::memory::{DecisionRecord, DecisionStatus, DecisionStore, StoreError};
+use mnemon_core::memory::{DecisionRecord, DecisionStatus, DecisionStore, StoreError, decision_id};
 
 use crate::client::Db;
 use crate::text::words;
 use crate::{PgStore, resolve_id};
 
-fn from_json(
-    record: &str,
-    status: &str,
-    superseded_by: Option<String>,
-) -> Result<DecisionRecord, StoreError> {
-    let mut r: DecisionRecord = serde_json::from_str(record).map_err(|e| {
-        StoreError::Backend(format!("a stored decision record does not parse: {e}"))
-    })?;
-    r.status = status.parse().map_err(StoreError::Backend)?;
-    r.superseded_by = superseded_by;
-    Ok(r)
-}
-
 fn read(db: &Db, project: &str, id: &str) -> Result<DecisionRecord, StoreError> {
-    let wanted = if id.starts_with("DR-") {
-        id.to_string()
-    } else {
-        format!("DR-{id}")
-    };
-    let full = resolve_id(db, "decisions", "decision record", project, &wanted)?;
+    let full = resolve_id(
+        db,
+        "decisions",
+        "decision record",
+        project,
+        &decision_id(id),
+    )?;
     let r = db.one(
         "SELECT record, status, superseded_by FROM decisions WHERE id = $1",
         &[&full],
     )?;
-    from_json(&r.get::<_, String>(0), &r.get::<_, String>(1), r.get(2))
+    DecisionRecord::from_stored(&r.get::<_, String>(0), &r.get::<_, String>(1), r.get(2))
 }
 
 /// `DR-` and the last eight hex digits of a fresh UUIDv7 (its random part).
@@ -76,27 +64,6 @@ impl PgStore {
             "could not draw a unique decision id".into(),
         ))
     }
-
-    fn set_status(
-        &self,
-        db: &Db,
-        id: &str,
-        status: DecisionStatus,
-        superseded_by: Option<&str>,
-    ) -> Result<DecisionRecord, StoreError> {
-        let current = read(db, self.project(), id)?;
-        if !current.status.can_become(status) {
-            return Err(StoreError::Invalid(format!(
-                "{} is {}; a {} decision cannot become {status}",
-                current.id, current.status, current.status
-            )));
-        }
-        db.exec(
-            "UPDATE decisions SET status = $2, superseded_by = coalesce($3, superseded_by) WHERE id = $1",
-            &[&current.id, &status.name(), &superseded_by],
-        )?;
-        read(db, self.project(), &current.id)
-    }
 }
 
 impl DecisionStore for PgStore {
@@ -114,27 +81,28 @@ impl DecisionStore for PgStore {
             &[&self.project(), &crate::limit(limit)],
         )?;
         rows.iter()
-            .map(|r| from_json(&r.get::<_, String>(0), &r.get::<_, String>(1), r.get(2)))
+            .map(|r| {
+                DecisionRecord::from_stored(
+                    &r.get::<_, String>(0),
+                    &r.get::<_, String>(1),
+                    r.get(2),
+                )
+            })
             .collect()
     }
 
-    fn set_decision_status(
+    fn write_decision_status(
         &self,
         id: &str,
         status: DecisionStatus,
-    ) -> Result<DecisionRecord, StoreError> {
-        self.write(|db| self.set_status(db, id, status, None))
-    }
-
-    fn supersede_decision(
-        &self,
-        old: &str,
-        replacement: &DecisionRecord,
-    ) -> Result<(DecisionRecord, DecisionRecord), StoreError> {
+        superseded_by: Option<&str>,
+    ) -> Result<(), StoreError> {
         self.write(|db| {
-            let new = self.insert_decision_in(db, replacement)?;
-            let old = self.set_status(db, old, DecisionStatus::Superseded, Some(&new.id))?;
-            Ok((old, new))
-        })
+            db.exec(
+                "UPDATE decisions SET status = $2, superseded_by = coalesce($3, superseded_by) WHERE id = $1",
+                &[&id, &status.name(), &superseded_by],
+            )
+        })?;
+        Ok(())
     }
 }

@@ -27,6 +27,7 @@ mod hot;
 mod log;
 mod maintenance;
 mod migrate;
+mod row;
 mod search;
 mod sessions;
 mod text;

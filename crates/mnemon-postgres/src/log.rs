@@ -1,61 +1,20 @@
 //! Operations and messages: append, read most recent first, keyword search.
 
-use mnemon_core::importance::Role;
 use mnemon_core::memory::{
     Message, MessageDraft, MessageQuery, Operation, OperationDraft, OperationLog, OperationQuery,
-    Phase, StoreError, Timestamp,
+    Phase, StoreError,
 };
-use tokio_postgres::Row;
+use mnemon_core::store::sql::{LogFilter, stored_tokens};
 use tokio_postgres::types::ToSql;
+
+pub(crate) use crate::row::{msg_from_row, op_from_row};
+pub(crate) use mnemon_core::store::sql::{
+    MESSAGE_COLUMNS as MSG_COLUMNS, OPERATION_COLUMNS as OP_COLUMNS,
+};
 
 use crate::client::Db;
 use crate::text::{every_word, words};
 use crate::{PgStore, limit, new_id};
-
-pub(crate) const OP_COLUMNS: &str =
-    "seq, id, session_id, agent, kind, data, tokens, phase, status, importance, pinned, created_at";
-pub(crate) const MSG_COLUMNS: &str =
-    "seq, id, session_id, role, agent, content, tokens, importance, pinned, created_at";
-
-pub(crate) fn op_from_row(r: &Row) -> Operation {
-    let data: String = r.get(5);
-    let phase: Option<String> = r.get(7);
-    Operation {
-        seq: r.get(0),
-        id: r.get(1),
-        session_id: r.get(2),
-        agent: r.get(3),
-        kind: r.get(4),
-        data: serde_json::from_str(&data).unwrap_or(serde_json::Value::String(data)),
-        tokens: r.get::<_, i64>(6) as u64,
-        phase: phase.and_then(|p| p.parse::<Phase>().ok()),
-        status: r.get(8),
-        importance: r.get(9),
-        pinned: r.get(10),
-        created_at: Timestamp(r.get(11)),
-    }
-}
-
-pub(crate) fn msg_from_row(r: &Row) -> Message {
-    let role: String = r.get(3);
-    Message {
-        seq: r.get(0),
-        id: r.get(1),
-        session_id: r.get(2),
-        role: role.parse::<Role>().unwrap_or(Role::System),
-        agent: r.get(4),
-        content: r.get(5),
-        tokens: r.get::<_, i64>(6) as u64,
-        importance: r.get(7),
-        pinned: r.get(8),
-        created_at: Timestamp(r.get(9)),
-    }
-}
-
-fn tokens_i64(tokens: u64) -> Result<i64, StoreError> {
-    i64::try_from(tokens)
-        .map_err(|_| StoreError::Invalid(format!("{tokens} tokens is more than can be stored")))
-}
 
 /// PostgreSQL's text cannot hold a NUL character; SQLite's can.
 fn no_nul(what: &str, s: &str) -> Result<(), StoreError> {
@@ -74,7 +33,7 @@ pub(crate) fn insert_operation(
     op: &OperationDraft,
 ) -> Result<Operation, StoreError> {
     let id = new_id();
-    let tokens = tokens_i64(op.tokens)?;
+    let tokens = stored_tokens(op.tokens)?;
     let data = serde_json::to_string(&op.data).map_err(|e| StoreError::Invalid(e.to_string()))?;
     no_nul("operation's data", &data)?;
     let indexed = words(&format!("{} {}", op.kind, data));
@@ -104,28 +63,7 @@ pub(crate) fn insert_operation(
             &[session, &tokens, &op.created_at.0],
         )?;
     }
-    Ok(Operation {
-        id,
-        seq,
-        session_id: op.session_id.clone(),
-        agent: op.agent.clone(),
-        kind: op.kind.clone(),
-        data: op.data.clone(),
-        tokens: op.tokens,
-        phase: op.phase,
-        status: op.status.clone(),
-        importance: op.importance,
-        pinned: op.pinned,
-        created_at: op.created_at,
-    })
-}
-
-/// The filters both logs' queries share.
-struct LogFilter<'q> {
-    table: &'static str,
-    session_id: Option<&'q String>,
-    kind: Option<&'q String>,
-    keywords: Option<&'q String>,
+    Ok(op.stored(id, seq))
 }
 
 /// `SELECT columns FROM table WHERE ...` and its arguments; `None` when the
@@ -167,16 +105,7 @@ fn op_filter(
     columns: &str,
     q: &OperationQuery,
 ) -> Option<(String, Vec<Box<dyn ToSql + Sync + Send>>)> {
-    log_filter(
-        store,
-        columns,
-        LogFilter {
-            table: "operations",
-            session_id: q.session_id.as_ref(),
-            kind: q.kind.as_ref(),
-            keywords: q.keywords.as_ref(),
-        },
-    )
+    log_filter(store, columns, LogFilter::operations(q))
 }
 
 /// Appends a message inside the caller's transaction.
@@ -212,18 +141,7 @@ fn insert_message(
             &[session, &tokens, &m.created_at.0],
         )?;
     }
-    Ok(Message {
-        id: id.to_string(),
-        seq,
-        session_id: m.session_id.clone(),
-        role: m.role,
-        agent: m.agent.clone(),
-        content: m.content.clone(),
-        tokens: m.tokens,
-        importance: m.importance,
-        pinned: m.pinned,
-        created_at: m.created_at,
-    })
+    Ok(m.stored(id.to_string(), seq))
 }
 
 impl OperationLog for PgStore {
@@ -237,7 +155,7 @@ impl OperationLog for PgStore {
         }
         let rows = msgs
             .iter()
-            .map(|m| Ok((new_id(), tokens_i64(m.tokens)?, words(&m.content))))
+            .map(|m| Ok((new_id(), stored_tokens(m.tokens)?, words(&m.content))))
             .collect::<Result<Vec<_>, StoreError>>()?;
         self.write(|db| {
             let mut out = Vec::with_capacity(msgs.len());
@@ -268,13 +186,8 @@ impl OperationLog for PgStore {
     }
 
     fn messages(&self, q: &MessageQuery) -> Result<Vec<Message>, StoreError> {
-        let filter = LogFilter {
-            table: "messages",
-            session_id: q.session_id.as_ref(),
-            kind: None,
-            keywords: q.keywords.as_ref(),
-        };
-        let Some((mut sql, mut args)) = log_filter(self, MSG_COLUMNS, filter) else {
+        let Some((mut sql, mut args)) = log_filter(self, MSG_COLUMNS, LogFilter::messages(q))
+        else {
             return Ok(Vec::new());
         };
         args.push(Box::new(limit(q.limit)));

@@ -4,25 +4,13 @@
 
 use mnemon_core::memory::StoreError;
 use mnemon_core::memory::transfer::{Cell, Kind, Table, TableSum};
+use mnemon_core::store::sql::RECORD_TABLES;
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
 use crate::PgStore;
 use crate::client::{Db, Tx};
 use crate::text::words;
-
-/// Tables that must be empty for a copy to go in.
-const HOLDS_MEMORY: [&str; 9] = [
-    "sessions",
-    "operations",
-    "messages",
-    "hot_items",
-    "decisions",
-    "entities",
-    "documents",
-    "checkpoints",
-    "compactions",
-];
 
 fn param(cell: &Cell, kind: Kind) -> Box<dyn ToSql + Sync + Send> {
     match (cell, kind) {
@@ -65,7 +53,8 @@ impl PgStore {
     ) -> Result<Vec<TableSum>, StoreError> {
         let db = self.db()?;
         let tx = Tx::begin(&db, Some(self.shared.lock_key))?;
-        for t in HOLDS_MEMORY {
+        // A copy goes only where no memory is, summaries of it included.
+        for t in RECORD_TABLES.iter().chain(&["compactions"]) {
             let n: i64 = db.one(&format!("SELECT count(*) FROM {t}"), &[])?.get(0);
             if n > 0 {
                 return Err(StoreError::Invalid(format!(

@@ -1,23 +1,10 @@
 //! Decision records. The full record is stored as JSON, with its status and
 //! supersession as columns so lifecycle changes are checked in SQL.
 
-use mnemon_core::memory::{DecisionRecord, DecisionStatus, DecisionStore, StoreError};
+use mnemon_core::memory::{DecisionRecord, DecisionStatus, DecisionStore, StoreError, decision_id};
 use rusqlite::{Connection, params};
 
 use crate::{SqliteStore, resolve_id};
-
-fn from_json(
-    record: &str,
-    status: &str,
-    superseded_by: Option<String>,
-) -> Result<DecisionRecord, StoreError> {
-    let mut r: DecisionRecord = serde_json::from_str(record).map_err(|e| {
-        StoreError::Backend(format!("a stored decision record does not parse: {e}"))
-    })?;
-    r.status = status.parse().map_err(StoreError::Backend)?;
-    r.superseded_by = superseded_by;
-    Ok(r)
-}
 
 fn read(
     conn: &Connection,
@@ -25,12 +12,14 @@ fn read(
     project: &str,
     id: &str,
 ) -> Result<DecisionRecord, StoreError> {
-    let wanted = if id.starts_with("DR-") {
-        id.to_string()
-    } else {
-        format!("DR-{id}")
-    };
-    let full = resolve_id(conn, path, "decisions", "decision record", project, &wanted)?;
+    let full = resolve_id(
+        conn,
+        path,
+        "decisions",
+        "decision record",
+        project,
+        &decision_id(id),
+    )?;
     let (record, status, superseded_by): (String, String, Option<String>) = conn
         .query_row(
             "SELECT record, status, superseded_by FROM decisions WHERE id = ?1",
@@ -38,7 +27,7 @@ fn read(
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
         .map_err(|e| crate::error::map_err(path, e))?;
-    from_json(&record, &status, superseded_by)
+    DecisionRecord::from_stored(&record, &status, superseded_by)
 }
 
 /// `DR-` and the last eight hex digits of a fresh UUIDv7 (its random part).
@@ -76,28 +65,6 @@ impl SqliteStore {
             "could not draw a unique decision id".into(),
         ))
     }
-
-    fn set_status(
-        &self,
-        tx: &Connection,
-        id: &str,
-        status: DecisionStatus,
-        superseded_by: Option<&str>,
-    ) -> Result<DecisionRecord, StoreError> {
-        let current = read(tx, &self.path, &self.project_id, id)?;
-        if !current.status.can_become(status) {
-            return Err(StoreError::Invalid(format!(
-                "{} is {}; a {} decision cannot become {status}",
-                current.id, current.status, current.status
-            )));
-        }
-        tx.execute(
-            "UPDATE decisions SET status = ?2, superseded_by = coalesce(?3, superseded_by) WHERE id = ?1",
-            params![current.id, status.name(), superseded_by],
-        )
-        .map_err(|e| self.err(e))?;
-        read(tx, &self.path, &self.project_id, &current.id)
-    }
 }
 
 impl DecisionStore for SqliteStore {
@@ -122,27 +89,23 @@ impl DecisionStore for SqliteStore {
             .and_then(|rows| rows.collect())
             .map_err(|e| self.err(e))?;
         rows.into_iter()
-            .map(|(r, s, by)| from_json(&r, &s, by))
+            .map(|(r, s, by)| DecisionRecord::from_stored(&r, &s, by))
             .collect()
     }
 
-    fn set_decision_status(
+    fn write_decision_status(
         &self,
         id: &str,
         status: DecisionStatus,
-    ) -> Result<DecisionRecord, StoreError> {
-        self.write(|tx| self.set_status(tx, id, status, None))
-    }
-
-    fn supersede_decision(
-        &self,
-        old: &str,
-        replacement: &DecisionRecord,
-    ) -> Result<(DecisionRecord, DecisionRecord), StoreError> {
+        superseded_by: Option<&str>,
+    ) -> Result<(), StoreError> {
         self.write(|tx| {
-            let new = self.insert(tx, replacement)?;
-            let old = self.set_status(tx, old, DecisionStatus::Superseded, Some(&new.id))?;
-            Ok((old, new))
-        })
+            tx.execute(
+                "UPDATE decisions SET status = ?2, superseded_by = coalesce(?3, superseded_by) WHERE id = ?1",
+                params![id, status.name(), superseded_by],
+            )
+            .map_err(|e| self.err(e))
+        })?;
+        Ok(())
     }
 }

@@ -22,6 +22,7 @@ mod log;
 mod maintenance;
 mod migrate;
 mod optimizer;
+mod row;
 mod search;
 mod sessions;
 mod transfer;

@@ -1,54 +1,19 @@
 //! Operations and messages: append, read most recent first, full-text search.
 
-use mnemon_core::importance::Role;
 use mnemon_core::memory::{
     Message, MessageDraft, MessageQuery, Operation, OperationDraft, OperationLog, OperationQuery,
-    Phase, StoreError, Timestamp,
+    Phase, StoreError,
 };
+use mnemon_core::store::sql::{LogFilter, stored_tokens};
 use rusqlite::types::Value;
-use rusqlite::{OptionalExtension, Row, params};
+use rusqlite::{OptionalExtension, params};
+
+pub(crate) use crate::row::{msg_from_row, op_from_row};
+pub(crate) use mnemon_core::store::sql::{
+    MESSAGE_COLUMNS as MSG_COLUMNS, OPERATION_COLUMNS as OP_COLUMNS,
+};
 
 use crate::{SqliteStore, new_id};
-
-pub(crate) const OP_COLUMNS: &str =
-    "seq, id, session_id, agent, kind, data, tokens, phase, status, importance, pinned, created_at";
-pub(crate) const MSG_COLUMNS: &str =
-    "seq, id, session_id, role, agent, content, tokens, importance, pinned, created_at";
-
-pub(crate) fn op_from_row(r: &Row<'_>) -> rusqlite::Result<Operation> {
-    let data: String = r.get(5)?;
-    let phase: Option<String> = r.get(7)?;
-    Ok(Operation {
-        seq: r.get(0)?,
-        id: r.get(1)?,
-        session_id: r.get(2)?,
-        agent: r.get(3)?,
-        kind: r.get(4)?,
-        data: serde_json::from_str(&data).unwrap_or(serde_json::Value::String(data)),
-        tokens: r.get::<_, i64>(6)? as u64,
-        phase: phase.and_then(|p| p.parse::<Phase>().ok()),
-        status: r.get(8)?,
-        importance: r.get(9)?,
-        pinned: r.get(10)?,
-        created_at: Timestamp(r.get(11)?),
-    })
-}
-
-pub(crate) fn msg_from_row(r: &Row<'_>) -> rusqlite::Result<Message> {
-    let role: String = r.get(3)?;
-    Ok(Message {
-        seq: r.get(0)?,
-        id: r.get(1)?,
-        session_id: r.get(2)?,
-        role: role.parse::<Role>().unwrap_or(Role::System),
-        agent: r.get(4)?,
-        content: r.get(5)?,
-        tokens: r.get::<_, i64>(6)? as u64,
-        importance: r.get(7)?,
-        pinned: r.get(8)?,
-        created_at: Timestamp(r.get(9)?),
-    })
-}
 
 /// Every word must match; each is quoted, so no input is FTS5 syntax.
 pub(crate) fn fts_query(keywords: &str) -> Option<String> {
@@ -60,11 +25,6 @@ pub(crate) fn fts_query(keywords: &str) -> Option<String> {
     (!terms.is_empty()).then(|| terms.join(" "))
 }
 
-fn tokens_i64(tokens: u64) -> Result<i64, StoreError> {
-    i64::try_from(tokens)
-        .map_err(|_| StoreError::Invalid(format!("{tokens} tokens is more than can be stored")))
-}
-
 /// Appends an operation inside the caller's transaction.
 pub(crate) fn insert_operation(
     tx: &rusqlite::Connection,
@@ -72,7 +32,7 @@ pub(crate) fn insert_operation(
     op: &OperationDraft,
 ) -> Result<Operation, StoreError> {
     let id = new_id();
-    let tokens = tokens_i64(op.tokens)?;
+    let tokens = stored_tokens(op.tokens)?;
     let data = serde_json::to_string(&op.data).map_err(|e| StoreError::Invalid(e.to_string()))?;
     let mut ins = tx
                 .prepare_cached(
@@ -103,20 +63,7 @@ pub(crate) fn insert_operation(
                 .and_then(|mut s| s.execute(params![session, tokens, op.created_at.0]))
                 .map_err(|e| store.err(e))?;
     }
-    Ok(Operation {
-        id: id.clone(),
-        seq,
-        session_id: op.session_id.clone(),
-        agent: op.agent.clone(),
-        kind: op.kind.clone(),
-        data: op.data.clone(),
-        tokens: op.tokens,
-        phase: op.phase,
-        status: op.status.clone(),
-        importance: op.importance,
-        pinned: op.pinned,
-        created_at: op.created_at,
-    })
+    Ok(op.stored(id, seq))
 }
 
 /// Appends a message inside the caller's transaction.
@@ -154,18 +101,7 @@ fn insert_message(
         .and_then(|mut s| s.execute(params![session, tokens, m.created_at.0]))
         .map_err(|e| store.err(e))?;
     }
-    Ok(Message {
-        id: id.to_string(),
-        seq,
-        session_id: m.session_id.clone(),
-        role: m.role,
-        agent: m.agent.clone(),
-        content: m.content.clone(),
-        tokens: m.tokens,
-        importance: m.importance,
-        pinned: m.pinned,
-        created_at: m.created_at,
-    })
+    Ok(m.stored(id.to_string(), seq))
 }
 
 impl OperationLog for SqliteStore {
@@ -176,7 +112,7 @@ impl OperationLog for SqliteStore {
     fn append_messages(&self, msgs: &[MessageDraft]) -> Result<Vec<Message>, StoreError> {
         let rows = msgs
             .iter()
-            .map(|m| Ok((new_id(), tokens_i64(m.tokens)?)))
+            .map(|m| Ok((new_id(), stored_tokens(m.tokens)?)))
             .collect::<Result<Vec<_>, StoreError>>()?;
         self.write(|tx| {
             let mut out = Vec::with_capacity(msgs.len());
@@ -214,13 +150,7 @@ impl OperationLog for SqliteStore {
     }
 
     fn messages(&self, q: &MessageQuery) -> Result<Vec<Message>, StoreError> {
-        let filter = LogFilter {
-            table: "messages",
-            session_id: q.session_id.as_ref(),
-            kind: None,
-            keywords: q.keywords.as_ref(),
-        };
-        let Some((mut sql, mut args)) = self.log_filter(MSG_COLUMNS, filter) else {
+        let Some((mut sql, mut args)) = self.log_filter(MSG_COLUMNS, LogFilter::messages(q)) else {
             return Ok(Vec::new());
         };
         sql.push_str(" ORDER BY seq DESC LIMIT ?");
@@ -254,14 +184,6 @@ impl OperationLog for SqliteStore {
             id: id.to_string(),
         })
     }
-}
-
-/// The filters both logs' queries share.
-struct LogFilter<'q> {
-    table: &'static str,
-    session_id: Option<&'q String>,
-    kind: Option<&'q String>,
-    keywords: Option<&'q String>,
 }
 
 impl SqliteStore {
@@ -299,14 +221,6 @@ impl SqliteStore {
     }
 
     fn operation_filter(&self, columns: &str, q: &OperationQuery) -> Option<(String, Vec<Value>)> {
-        self.log_filter(
-            columns,
-            LogFilter {
-                table: "operations",
-                session_id: q.session_id.as_ref(),
-                kind: q.kind.as_ref(),
-                keywords: q.keywords.as_ref(),
-            },
-        )
+        self.log_filter(columns, LogFilter::operations(q))
     }
 }

@@ -25,17 +25,6 @@ const FTS_TABLES: &[&str] = &[
     "documents_fts",
 ];
 
-const COUNTED: &[&str] = &[
-    "sessions",
-    "operations",
-    "messages",
-    "hot_items",
-    "decisions",
-    "entities",
-    "documents",
-    "checkpoints",
-];
-
 /// Copies every page of `src` into `dst` in one step.
 fn copy(src: &Connection, dst: &mut Connection, shown: &str) -> Result<(), StoreError> {
     let backup = Backup::new(src, dst).map_err(|e| map_err(shown, e))?;
@@ -154,11 +143,11 @@ fn health(conn: &Connection, shown: &str) -> Result<Health, StoreError> {
         })
         .map_err(e)?
         .unwrap_or(0);
-    for t in COUNTED {
+    for t in mnemon_core::store::sql::RECORD_TABLES {
         let n: i64 = conn
             .query_row(&format!("SELECT count(*) FROM {t}"), [], |r| r.get(0))
             .map_err(e)?;
-        h.rows.push(((*t).to_string(), n as u64));
+        h.rows.push((t.to_string(), n as u64));
     }
     Ok(h)
 }

@@ -11,6 +11,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use super::StoreError;
 use super::privacy::{REASONING_KEYS, strip_reasoning};
 use super::types::Timestamp;
 
@@ -207,6 +208,46 @@ fn list(items: &[String]) -> String {
         .map(|i| format!("- {i}"))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The full id a user's `id` names: the `DR-` of a decision's id may be
+/// left out (`a3f8b2c1`, or a prefix of it).
+pub fn decision_id(id: &str) -> String {
+    if id.starts_with("DR-") {
+        id.to_string()
+    } else {
+        format!("DR-{id}")
+    }
+}
+
+impl DecisionRecord {
+    /// A record as the SQL backends keep it: its JSON, with its status and
+    /// supersession in columns of their own, which win (they change after
+    /// the JSON is written).
+    pub fn from_stored(
+        record: &str,
+        status: &str,
+        superseded_by: Option<String>,
+    ) -> Result<DecisionRecord, StoreError> {
+        let mut r: DecisionRecord = serde_json::from_str(record).map_err(|e| {
+            StoreError::Backend(format!("a stored decision record does not parse: {e}"))
+        })?;
+        r.status = status.parse().map_err(StoreError::Backend)?;
+        r.superseded_by = superseded_by;
+        Ok(r)
+    }
+
+    /// Refuses a change of status the ADR lifecycle does not allow
+    /// ([`DecisionStatus::can_become`]), naming the record.
+    pub fn check_change(&self, next: DecisionStatus) -> Result<(), StoreError> {
+        if self.status.can_become(next) {
+            return Ok(());
+        }
+        Err(StoreError::Invalid(format!(
+            "{} is {}; a {} decision cannot become {next}",
+            self.id, self.status, self.status
+        )))
+    }
 }
 
 impl DecisionRecord {

@@ -19,7 +19,8 @@ mod types;
 mod working;
 
 pub use decision::{
-    Alternative, Consequences, DecisionError, DecisionRecord, DecisionStatus, NewDecision, slug,
+    Alternative, Consequences, DecisionError, DecisionRecord, DecisionStatus, NewDecision,
+    decision_id, slug,
 };
 pub use entities::{
     Entity, EntityChange, EntityDraft, EntityKind, EntityQuery, EntityStatus, NewEntity,

@@ -160,18 +160,16 @@ pub trait DecisionStore {
     fn decision(&self, id: &str) -> Result<DecisionRecord, StoreError>;
     /// Most recent first.
     fn decisions(&self, limit: Option<usize>) -> Result<Vec<DecisionRecord>, StoreError>;
-    /// Sets a status, refusing transitions the ADR lifecycle does not allow.
-    fn set_decision_status(
+    /// Writes the status of the decision whose full id is `id`, and the
+    /// decision that supersedes it when one does. The lifecycle's rules
+    /// are the memory service's: it calls this only for a change they
+    /// allow.
+    fn write_decision_status(
         &self,
         id: &str,
         status: DecisionStatus,
-    ) -> Result<DecisionRecord, StoreError>;
-    /// Inserts `replacement` and marks `old` Superseded by it, in one transaction.
-    fn supersede_decision(
-        &self,
-        old: &str,
-        replacement: &DecisionRecord,
-    ) -> Result<(DecisionRecord, DecisionRecord), StoreError>;
+        superseded_by: Option<&str>,
+    ) -> Result<(), StoreError>;
 }
 
 /// Project entities, numbered from one sequence per project.

@@ -63,7 +63,8 @@ impl<S: Store + ?Sized> Memory<S> {
         old: &str,
         draft: &DecisionRecord,
     ) -> Result<(DecisionRecord, DecisionRecord), StoreError> {
-        let (old, new) = self.store.supersede_decision(old, draft)?;
+        let new = self.store.insert_decision(draft)?;
+        let old = self.change_status(old, DecisionStatus::Superseded, Some(&new.id))?;
         self.after_decision(&new)?;
         // The replaced decision leaves the hot context; its record stays.
         let stale: Vec<_> = self
@@ -91,7 +92,23 @@ impl<S: Store + ?Sized> Memory<S> {
         id: &str,
         status: DecisionStatus,
     ) -> Result<DecisionRecord, StoreError> {
-        self.store.set_decision_status(id, status)
+        self.store
+            .atomically(|| self.change_status(id, status, None))
+    }
+
+    /// Reads the decision, checks the lifecycle allows the change, writes it
+    /// and reads the record back, inside the caller's unit of work.
+    fn change_status(
+        &self,
+        id: &str,
+        status: DecisionStatus,
+        superseded_by: Option<&str>,
+    ) -> Result<DecisionRecord, StoreError> {
+        let current = self.store.decision(id)?;
+        current.check_change(status)?;
+        self.store
+            .write_decision_status(&current.id, status, superseded_by)?;
+        self.store.decision(&current.id)
     }
 
     fn after_decision(&self, r: &DecisionRecord) -> Result<(), StoreError> {

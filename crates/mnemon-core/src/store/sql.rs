@@ -1,0 +1,157 @@
+//! What the SQL backends share, written once: the columns a log's rows are
+//! read by, how such a row reads back whatever the driver ([`Columns`]),
+//! the filters of the logs' queries, and the row a draft becomes once
+//! stored. The backends differ in their drivers, placeholders and text
+//! search, not in these; a third SQL backend takes them as they are.
+
+use crate::importance::Role;
+use crate::memory::{
+    Message, MessageDraft, MessageQuery, Operation, OperationDraft, OperationQuery, Phase,
+    StoreError, Timestamp,
+};
+
+/// The columns an operation is read by, in the order [`operation`] reads.
+pub const OPERATION_COLUMNS: &str =
+    "seq, id, session_id, agent, kind, data, tokens, phase, status, importance, pinned, created_at";
+
+/// The columns a message is read by, in the order [`message`] reads.
+pub const MESSAGE_COLUMNS: &str =
+    "seq, id, session_id, role, agent, content, tokens, importance, pinned, created_at";
+
+/// The tables of the records a user counts: `mnemon doctor` reports their
+/// rows, and a project is copied only into a database where they (and the
+/// compactions made of them) are empty.
+pub const RECORD_TABLES: [&str; 8] = [
+    "sessions",
+    "operations",
+    "messages",
+    "hot_items",
+    "decisions",
+    "entities",
+    "documents",
+    "checkpoints",
+];
+
+/// One row as a driver returns it, read by column position. A backend
+/// implements it once for its driver's row, and every row kind shared here
+/// reads through it.
+pub trait Columns {
+    type Error;
+    fn int(&self, i: usize) -> Result<i64, Self::Error>;
+    fn real(&self, i: usize) -> Result<f64, Self::Error>;
+    fn flag(&self, i: usize) -> Result<bool, Self::Error>;
+    fn text(&self, i: usize) -> Result<String, Self::Error>;
+    fn maybe_text(&self, i: usize) -> Result<Option<String>, Self::Error>;
+}
+
+/// An operation read by [`OPERATION_COLUMNS`]. Data that is not JSON
+/// (written by hand into the database) reads back as a JSON string rather
+/// than failing the whole log.
+pub fn operation<C: Columns + ?Sized>(r: &C) -> Result<Operation, C::Error> {
+    let data = r.text(5)?;
+    Ok(Operation {
+        seq: r.int(0)?,
+        id: r.text(1)?,
+        session_id: r.maybe_text(2)?,
+        agent: r.text(3)?,
+        kind: r.text(4)?,
+        data: serde_json::from_str(&data).unwrap_or(serde_json::Value::String(data)),
+        tokens: r.int(6)? as u64,
+        phase: r.maybe_text(7)?.and_then(|p| p.parse::<Phase>().ok()),
+        status: r.maybe_text(8)?,
+        importance: r.real(9)?,
+        pinned: r.flag(10)?,
+        created_at: Timestamp(r.int(11)?),
+    })
+}
+
+/// A message read by [`MESSAGE_COLUMNS`]; a role this build does not know
+/// reads as `system`.
+pub fn message<C: Columns + ?Sized>(r: &C) -> Result<Message, C::Error> {
+    Ok(Message {
+        seq: r.int(0)?,
+        id: r.text(1)?,
+        session_id: r.maybe_text(2)?,
+        role: r.text(3)?.parse::<Role>().unwrap_or(Role::System),
+        agent: r.text(4)?,
+        content: r.text(5)?,
+        tokens: r.int(6)? as u64,
+        importance: r.real(7)?,
+        pinned: r.flag(8)?,
+        created_at: Timestamp(r.int(9)?),
+    })
+}
+
+/// The filters both logs' queries share: which table, and which of its
+/// rows (a session's, a kind's, those holding every keyword).
+#[derive(Debug, Clone, Copy)]
+pub struct LogFilter<'q> {
+    pub table: &'static str,
+    pub session_id: Option<&'q String>,
+    pub kind: Option<&'q String>,
+    pub keywords: Option<&'q String>,
+}
+
+impl<'q> LogFilter<'q> {
+    pub fn operations(q: &'q OperationQuery) -> LogFilter<'q> {
+        LogFilter {
+            table: "operations",
+            session_id: q.session_id.as_ref(),
+            kind: q.kind.as_ref(),
+            keywords: q.keywords.as_ref(),
+        }
+    }
+
+    pub fn messages(q: &'q MessageQuery) -> LogFilter<'q> {
+        LogFilter {
+            table: "messages",
+            session_id: q.session_id.as_ref(),
+            kind: None,
+            keywords: q.keywords.as_ref(),
+        }
+    }
+}
+
+/// A token count as the databases' signed 64-bit integers hold it.
+pub fn stored_tokens(tokens: u64) -> Result<i64, StoreError> {
+    i64::try_from(tokens)
+        .map_err(|_| StoreError::Invalid(format!("{tokens} tokens is more than can be stored")))
+}
+
+impl OperationDraft {
+    /// The operation this draft became once stored under `id` at `seq`.
+    pub fn stored(&self, id: String, seq: i64) -> Operation {
+        Operation {
+            id,
+            seq,
+            session_id: self.session_id.clone(),
+            agent: self.agent.clone(),
+            kind: self.kind.clone(),
+            data: self.data.clone(),
+            tokens: self.tokens,
+            phase: self.phase,
+            status: self.status.clone(),
+            importance: self.importance,
+            pinned: self.pinned,
+            created_at: self.created_at,
+        }
+    }
+}
+
+impl MessageDraft {
+    /// The message this draft became once stored under `id` at `seq`.
+    pub fn stored(&self, id: String, seq: i64) -> Message {
+        Message {
+            id,
+            seq,
+            session_id: self.session_id.clone(),
+            role: self.role,
+            agent: self.agent.clone(),
+            content: self.content.clone(),
+            tokens: self.tokens,
+            importance: self.importance,
+            pinned: self.pinned,
+            created_at: self.created_at,
+        }
+    }
+}
