@@ -13,6 +13,7 @@ use mnemon_core::memory::{StoreError, Timestamp};
 use tokio_postgres::Row;
 use tokio_postgres::types::{FromSqlOwned, ToSql};
 
+use crate::row::{Cols, sure};
 use crate::{PgStore, resolve_id};
 
 type Arg<'a> = &'a (dyn ToSql + Sync);
@@ -41,7 +42,7 @@ impl PgStore {
     }
 
     /// Runs each statement with `$1` the project and `$2`, `$3` … `args`.
-    fn forget_exec(&self, statements: &[&str], args: &[Arg<'_>]) -> Result<(), StoreError> {
+    fn forget_exec(&self, statements: &[String], args: &[Arg<'_>]) -> Result<(), StoreError> {
         let project = self.project();
         let mut all: Vec<Arg<'_>> = vec![&project];
         all.extend_from_slice(args);
@@ -81,6 +82,18 @@ impl PgStore {
 }
 
 impl ForgetRows for PgStore {
+    fn mark(&self) -> fn(usize) -> String {
+        |n| format!("${n}")
+    }
+
+    fn execute(&self, statements: &[String], args: &[Cell<'_>]) -> Result<(), StoreError> {
+        self.forget_exec(statements, &sql_values(args))
+    }
+
+    fn positions(&self, sql: &str, arg: Cell<'_>) -> Result<Vec<i64>, StoreError> {
+        self.forget_column(sql, sql_values(&[arg])[0])
+    }
+
     fn message_seq(&self, id: &str) -> Result<i64, StoreError> {
         let db = self.db()?;
         let full = resolve_id(&db, "messages", "message", self.project(), id)?;
@@ -116,19 +129,6 @@ impl ForgetRows for PgStore {
         })
     }
 
-    fn session_logs(&self, id: &str) -> Result<(Vec<i64>, Vec<i64>), StoreError> {
-        Ok((
-            self.forget_column(
-                "SELECT seq FROM operations WHERE project_id = $1 AND session_id = $2",
-                &id,
-            )?,
-            self.forget_column(
-                "SELECT seq FROM messages WHERE project_id = $1 AND session_id = $2",
-                &id,
-            )?,
-        ))
-    }
-
     fn decision_hot_items(&self, id: &str) -> Result<Vec<String>, StoreError> {
         self.forget_column(
             "SELECT id FROM hot_items WHERE project_id = $1 AND kind = 'decision' AND text LIKE '%(' || $2 || ')'",
@@ -157,158 +157,19 @@ impl ForgetRows for PgStore {
 
     /// The row's vectors go with it (SQLite's triggers do this; this
     /// table has no project column).
-    fn delete_operation(&self, seq: i64) -> Result<(), StoreError> {
-        let project = self.project();
-        self.write(|db| {
-            db.exec(
-                "DELETE FROM vectors WHERE source = 'operation' AND record = $1",
-                &[&seq],
-            )?;
-            db.exec(
-                "DELETE FROM substitutions WHERE project_id = $1 AND op_seq = $2",
-                &[&project, &seq],
-            )?;
-            db.exec(
-                "DELETE FROM operations WHERE project_id = $1 AND seq = $2",
-                &[&project, &seq],
-            )?;
-            Ok(())
-        })
-    }
-
-    fn delete_message(&self, seq: i64) -> Result<(), StoreError> {
-        let project = self.project();
-        self.write(|db| {
-            db.exec(
-                "DELETE FROM vectors WHERE source = 'message' AND record = $1",
-                &[&seq],
-            )?;
-            db.exec(
-                "DELETE FROM messages WHERE project_id = $1 AND seq = $2",
-                &[&project, &seq],
-            )?;
-            Ok(())
-        })
-    }
-
-    fn delete_hot_item(&self, id: &str) -> Result<(), StoreError> {
-        self.forget_exec(
-            &[
-                "UPDATE hot_items SET parent_id = NULL WHERE project_id = $1 AND parent_id = $2",
-                "DELETE FROM hot_history WHERE item_id = $2 AND item_id IN (SELECT id FROM hot_items WHERE project_id = $1)",
-                "DELETE FROM hot_items WHERE project_id = $1 AND id = $2",
-            ],
-            &[&id],
-        )?;
-        self.forget_exec(
-            &["UPDATE hot_versions SET version = version + 1 WHERE project_id = $1"],
-            &[],
-        )
-    }
-
-    fn delete_decision(&self, id: &str) -> Result<(), StoreError> {
-        self.forget_exec(
-            &[
-                "UPDATE decisions SET superseded_by = NULL WHERE project_id = $1 AND superseded_by = $2",
-                "DELETE FROM decisions WHERE project_id = $1 AND id = $2",
-            ],
-            &[&id],
-        )
-    }
-
-    fn delete_session(&self, id: &str) -> Result<(), StoreError> {
-        self.forget_exec(
-            &["DELETE FROM sessions WHERE project_id = $1 AND id = $2"],
-            &[&id],
-        )
-    }
-
     fn held(&self, kind: HeldKind) -> Result<Vec<Held>, StoreError> {
-        let (sql, row): (&str, fn(&Row) -> Held) = match kind {
-            HeldKind::Compactions => (
-                "SELECT seq, session_id, summary, audit FROM compactions WHERE project_id = $1",
-                |r| Held::Compaction {
-                    seq: r.get(0),
-                    session: r.get(1),
-                    summary: r.get(2),
-                    audit: r.get(3),
-                },
-            ),
-            HeldKind::SessionSummaries => (
-                "SELECT id, summary FROM sessions WHERE project_id = $1 AND summary IS NOT NULL",
-                |r| Held::SessionSummary {
-                    id: r.get(0),
-                    summary: r.get(1),
-                },
-            ),
-            HeldKind::Checkpoints => (
-                "SELECT id, session_id, json FROM checkpoints WHERE project_id = $1 ORDER BY row_id",
-                |r| Held::Checkpoint {
-                    id: r.get(0),
-                    session: r.get(1),
-                    json: r.get(2),
-                },
-            ),
-            HeldKind::EngineStates => (
-                "SELECT agent, state FROM engine_state WHERE project_id = $1",
-                |r| Held::EngineState {
-                    agent: r.get(0),
-                    state: r.get(1),
-                },
-            ),
-            HeldKind::Substitutions => (
-                "SELECT op_seq, text FROM substitutions WHERE project_id = $1 AND text IS NOT NULL",
-                |r| Held::Substitution {
-                    op_seq: r.get(0),
-                    text: r.get(1),
-                },
-            ),
-            HeldKind::Artifacts => (
-                "SELECT path, content FROM artifacts WHERE project_id = $1 ORDER BY path COLLATE \"C\"",
-                |r| Held::Artifact {
-                    path: r.get(0),
-                    content: r.get(1),
-                },
-            ),
-            HeldKind::Documents => (
-                "SELECT kind, version, content FROM documents WHERE project_id = $1",
-                |r| Held::Document {
-                    kind: r.get(0),
-                    version: r.get(1),
-                    content: r.get(2),
-                },
-            ),
-        };
-        Ok(self.forget_rows(sql, None)?.iter().map(row).collect())
-    }
-
-    fn rewrite_held(&self, row: &Held) -> Result<(), StoreError> {
-        let (sql, values) = row.update_statement(|n| format!("${n}"));
-        self.forget_exec(&[&sql], &sql_values(&values))
-    }
-
-    fn remove_held(&self, row: &Held) -> Result<(), StoreError> {
-        let (sql, values) = row.delete_statement(|n| format!("${n}"));
-        self.forget_exec(&[&sql], &sql_values(&values))
-    }
-
-    fn record_forgetting(&self, audit: &ForgetAudit) -> Result<(), StoreError> {
-        let targets = serde_json::to_string(&audit.targets)
-            .map_err(|e| StoreError::Invalid(format!("cannot encode the audit: {e}")))?;
-        self.forget_exec(
-            &["INSERT INTO forgettings (project_id, at, agent, targets, operations, messages, hot_items, decisions, sessions)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"],
-            &[
-                &audit.at.0,
-                &audit.agent,
-                &targets,
-                &(audit.operations as i64),
-                &(audit.messages as i64),
-                &(audit.hot_items as i64),
-                &(audit.decisions as i64),
-                &(audit.sessions as i64),
-            ],
-        )
+        let mut sql = kind.select_statement(self.mark());
+        // The order SQLite reads them in: as written, and paths bytewise.
+        match kind {
+            HeldKind::Checkpoints => sql.push_str(" ORDER BY row_id"),
+            HeldKind::Artifacts => sql.push_str(" ORDER BY path COLLATE \"C\""),
+            _ => {}
+        }
+        Ok(self
+            .forget_rows(&sql, None)?
+            .iter()
+            .map(|r| sure(kind.read(&Cols(r))))
+            .collect())
     }
 
     /// Best effort: the forgetting committed; vacuuming only frees the dead

@@ -9,6 +9,7 @@ use mnemon_core::engine::forget::{
 use mnemon_core::memory::{StoreError, Timestamp};
 use rusqlite::{ToSql, params};
 
+use crate::row::Cols;
 use crate::{SqliteStore, resolve_id};
 
 impl SqliteStore {
@@ -39,7 +40,7 @@ impl SqliteStore {
     }
 
     /// Runs each statement with `?1` the project and `?2`, `?3` … `args`.
-    fn forget_exec(&self, statements: &[&str], args: &[&dyn ToSql]) -> Result<(), StoreError> {
+    fn forget_exec(&self, statements: &[String], args: &[&dyn ToSql]) -> Result<(), StoreError> {
         self.write(|tx| {
             for sql in statements {
                 let mut all: Vec<&dyn ToSql> = vec![&self.project_id];
@@ -101,6 +102,18 @@ impl SqliteStore {
 }
 
 impl ForgetRows for SqliteStore {
+    fn mark(&self) -> fn(usize) -> String {
+        |n| format!("?{n}")
+    }
+
+    fn execute(&self, statements: &[String], args: &[Cell<'_>]) -> Result<(), StoreError> {
+        self.forget_exec(statements, &sql_values(args))
+    }
+
+    fn positions(&self, sql: &str, arg: Cell<'_>) -> Result<Vec<i64>, StoreError> {
+        self.forget_column(sql, Some(&sql_values(&[arg])[0]))
+    }
+
     fn message_seq(&self, id: &str) -> Result<i64, StoreError> {
         let full = resolve_id(
             &self.conn(),
@@ -144,19 +157,6 @@ impl ForgetRows for SqliteStore {
         })
     }
 
-    fn session_logs(&self, id: &str) -> Result<(Vec<i64>, Vec<i64>), StoreError> {
-        Ok((
-            self.forget_column(
-                "SELECT seq FROM operations WHERE project_id = ?1 AND session_id = ?2",
-                Some(&id),
-            )?,
-            self.forget_column(
-                "SELECT seq FROM messages WHERE project_id = ?1 AND session_id = ?2",
-                Some(&id),
-            )?,
-        ))
-    }
-
     fn decision_hot_items(&self, id: &str) -> Result<Vec<String>, StoreError> {
         self.forget_column(
             "SELECT id FROM hot_items WHERE project_id = ?1 AND kind = 'decision' AND text LIKE '%(' || ?2 || ')'",
@@ -181,161 +181,10 @@ impl ForgetRows for SqliteStore {
         )
     }
 
-    fn delete_operation(&self, seq: i64) -> Result<(), StoreError> {
-        self.forget_exec(
-            &[
-                "DELETE FROM substitutions WHERE project_id = ?1 AND op_seq = ?2",
-                "DELETE FROM operations WHERE project_id = ?1 AND seq = ?2",
-            ],
-            &[&seq],
-        )
-    }
-
-    fn delete_message(&self, seq: i64) -> Result<(), StoreError> {
-        self.forget_exec(
-            &["DELETE FROM messages WHERE project_id = ?1 AND seq = ?2"],
-            &[&seq],
-        )
-    }
-
-    fn delete_hot_item(&self, id: &str) -> Result<(), StoreError> {
-        self.forget_exec(
-            &[
-                "UPDATE hot_items SET parent_id = NULL WHERE project_id = ?1 AND parent_id = ?2",
-                "DELETE FROM hot_history WHERE item_id = ?2 AND item_id IN (SELECT id FROM hot_items WHERE project_id = ?1)",
-                "DELETE FROM hot_items WHERE project_id = ?1 AND id = ?2",
-            ],
-            &[&id],
-        )?;
-        self.forget_exec(
-            &["UPDATE hot_versions SET version = version + 1 WHERE project_id = ?1"],
-            &[],
-        )
-    }
-
-    fn delete_decision(&self, id: &str) -> Result<(), StoreError> {
-        self.forget_exec(
-            &[
-                "UPDATE decisions SET superseded_by = NULL WHERE project_id = ?1 AND superseded_by = ?2",
-                "DELETE FROM decisions WHERE project_id = ?1 AND id = ?2",
-            ],
-            &[&id],
-        )
-    }
-
-    fn delete_session(&self, id: &str) -> Result<(), StoreError> {
-        self.forget_exec(
-            &["DELETE FROM sessions WHERE project_id = ?1 AND id = ?2"],
-            &[&id],
-        )
-    }
-
     fn held(&self, kind: HeldKind) -> Result<Vec<Held>, StoreError> {
-        match kind {
-            HeldKind::Compactions => self.forget_rows(
-                "SELECT seq, session_id, summary, audit FROM compactions WHERE project_id = ?1",
-                None,
-                |r| {
-                    Ok(Held::Compaction {
-                        seq: r.get(0)?,
-                        session: r.get(1)?,
-                        summary: r.get(2)?,
-                        audit: r.get(3)?,
-                    })
-                },
-            ),
-            HeldKind::SessionSummaries => self.forget_rows(
-                "SELECT id, summary FROM sessions WHERE project_id = ?1 AND summary IS NOT NULL",
-                None,
-                |r| {
-                    Ok(Held::SessionSummary {
-                        id: r.get(0)?,
-                        summary: r.get(1)?,
-                    })
-                },
-            ),
-            HeldKind::Checkpoints => self.forget_rows(
-                "SELECT id, session_id, json FROM checkpoints WHERE project_id = ?1",
-                None,
-                |r| {
-                    Ok(Held::Checkpoint {
-                        id: r.get(0)?,
-                        session: r.get(1)?,
-                        json: r.get(2)?,
-                    })
-                },
-            ),
-            HeldKind::EngineStates => self.forget_rows(
-                "SELECT agent, state FROM engine_state WHERE project_id = ?1",
-                None,
-                |r| {
-                    Ok(Held::EngineState {
-                        agent: r.get(0)?,
-                        state: r.get(1)?,
-                    })
-                },
-            ),
-            HeldKind::Substitutions => self.forget_rows(
-                "SELECT op_seq, text FROM substitutions WHERE project_id = ?1 AND text IS NOT NULL",
-                None,
-                |r| {
-                    Ok(Held::Substitution {
-                        op_seq: r.get(0)?,
-                        text: r.get(1)?,
-                    })
-                },
-            ),
-            HeldKind::Artifacts => self.forget_rows(
-                "SELECT path, content FROM artifacts WHERE project_id = ?1",
-                None,
-                |r| {
-                    Ok(Held::Artifact {
-                        path: r.get(0)?,
-                        content: r.get(1)?,
-                    })
-                },
-            ),
-            HeldKind::Documents => self.forget_rows(
-                "SELECT kind, version, content FROM documents WHERE project_id = ?1",
-                None,
-                |r| {
-                    Ok(Held::Document {
-                        kind: r.get(0)?,
-                        version: r.get(1)?,
-                        content: r.get(2)?,
-                    })
-                },
-            ),
-        }
-    }
-
-    fn rewrite_held(&self, row: &Held) -> Result<(), StoreError> {
-        let (sql, values) = row.update_statement(|n| format!("?{n}"));
-        self.forget_exec(&[&sql], &sql_values(&values))
-    }
-
-    fn remove_held(&self, row: &Held) -> Result<(), StoreError> {
-        let (sql, values) = row.delete_statement(|n| format!("?{n}"));
-        self.forget_exec(&[&sql], &sql_values(&values))
-    }
-
-    fn record_forgetting(&self, audit: &ForgetAudit) -> Result<(), StoreError> {
-        let targets = serde_json::to_string(&audit.targets)
-            .map_err(|e| StoreError::Invalid(format!("cannot encode the audit: {e}")))?;
-        self.forget_exec(
-            &["INSERT INTO forgettings (project_id, at, agent, targets, operations, messages, hot_items, decisions, sessions)
-               VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"],
-            &[
-                &audit.at.0,
-                &audit.agent,
-                &targets,
-                &(audit.operations as i64),
-                &(audit.messages as i64),
-                &(audit.hot_items as i64),
-                &(audit.decisions as i64),
-                &(audit.sessions as i64),
-            ],
-        )
+        self.forget_rows(&kind.select_statement(self.mark()), None, |r| {
+            kind.read(&Cols(r))
+        })
     }
 
     fn after_forgetting(&self, _forgotten: &Forgotten) {

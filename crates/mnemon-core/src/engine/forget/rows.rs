@@ -3,6 +3,7 @@
 //! decided once, by the walk beside it (`walk.rs`).
 
 use crate::memory::StoreError;
+use crate::store::sql::Columns;
 
 use super::ForgetAudit;
 
@@ -30,6 +31,64 @@ pub enum HeldKind {
     Substitutions,
     Artifacts,
     Documents,
+}
+
+impl HeldKind {
+    /// The query that reads every row of this kind, placeholder 1 the
+    /// project; a backend may append an order.
+    pub fn select_statement(self, mark: fn(usize) -> String) -> String {
+        let (columns, table, only) = match self {
+            HeldKind::Compactions => ("seq, session_id, summary, audit", "compactions", ""),
+            HeldKind::SessionSummaries => ("id, summary", "sessions", " AND summary IS NOT NULL"),
+            HeldKind::Checkpoints => ("id, session_id, json", "checkpoints", ""),
+            HeldKind::EngineStates => ("agent, state", "engine_state", ""),
+            HeldKind::Substitutions => ("op_seq, text", "substitutions", " AND text IS NOT NULL"),
+            HeldKind::Artifacts => ("path, content", "artifacts", ""),
+            HeldKind::Documents => ("kind, version, content", "documents", ""),
+        };
+        format!(
+            "SELECT {columns} FROM {table} WHERE project_id = {}{only}",
+            mark(1)
+        )
+    }
+
+    /// A row of [`HeldKind::select_statement`].
+    pub fn read<C: Columns + ?Sized>(self, r: &C) -> Result<Held, C::Error> {
+        Ok(match self {
+            HeldKind::Compactions => Held::Compaction {
+                seq: r.int(0)?,
+                session: r.maybe_text(1)?,
+                summary: r.text(2)?,
+                audit: r.text(3)?,
+            },
+            HeldKind::SessionSummaries => Held::SessionSummary {
+                id: r.text(0)?,
+                summary: r.text(1)?,
+            },
+            HeldKind::Checkpoints => Held::Checkpoint {
+                id: r.text(0)?,
+                session: r.maybe_text(1)?,
+                json: r.text(2)?,
+            },
+            HeldKind::EngineStates => Held::EngineState {
+                agent: r.text(0)?,
+                state: r.text(1)?,
+            },
+            HeldKind::Substitutions => Held::Substitution {
+                op_seq: r.int(0)?,
+                text: r.text(1)?,
+            },
+            HeldKind::Artifacts => Held::Artifact {
+                path: r.text(0)?,
+                content: r.text(1)?,
+            },
+            HeldKind::Documents => Held::Document {
+                kind: r.text(0)?,
+                version: r.int(1)?,
+                content: r.text(2)?,
+            },
+        })
+    }
 }
 
 /// One row that holds copied text, keyed as its table keys it.
@@ -176,20 +235,53 @@ fn key_filter(key: &[(&str, Cell<'_>)], first: usize, mark: fn(usize) -> String)
         .join(" AND ")
 }
 
+/// `{n}` in `sql` written as the backend's placeholder `n`.
+fn marked(sql: &str, mark: fn(usize) -> String) -> String {
+    let mut out = sql.to_string();
+    for n in (1..=9).rev() {
+        out = out.replace(&format!("{{{n}}}"), &mark(n));
+    }
+    out
+}
+
+/// [`ForgetRows::execute`] of statements written with `{n}` marks.
+fn run<R: ForgetRows + ?Sized>(
+    rows: &R,
+    statements: &[&str],
+    args: &[Cell<'_>],
+) -> Result<(), StoreError> {
+    let mark = rows.mark();
+    let sql: Vec<String> = statements.iter().map(|s| marked(s, mark)).collect();
+    rows.execute(&sql, args)
+}
+
 /// The row-level operations forgetting needs from a backend, each scoped
 /// to the store's project. They run inside the unit of work forgetting
 /// opens ([`crate::memory::Store::unit_of_work`]): a failure anywhere
 /// leaves every row as it was.
+///
+/// The statements both SQL backends write alike are provided here over
+/// three primitives ([`ForgetRows::mark`], [`ForgetRows::execute`],
+/// [`ForgetRows::positions`]); a backend writes only the queries its
+/// dialect words differently.
 pub trait ForgetRows {
+    /// How the backend's driver writes placeholder `n` (`?2`, `$2`).
+    fn mark(&self) -> fn(usize) -> String;
+
+    /// Runs each statement in order, placeholder 1 the project and 2, 3 …
+    /// `args`, inside the unit of work.
+    fn execute(&self, statements: &[String], args: &[Cell<'_>]) -> Result<(), StoreError>;
+
+    /// The first column, an integer, of every row of `sql`, placeholder 1
+    /// the project and 2 `arg`.
+    fn positions(&self, sql: &str, arg: Cell<'_>) -> Result<Vec<i64>, StoreError>;
+
     /// The position of the message whose id is `id` or starts with it.
     /// `NotFound` when none is, `Ambiguous` when several are.
     fn message_seq(&self, id: &str) -> Result<i64, StoreError>;
 
     /// Everything whose text holds `phrase`.
     fn matching(&self, phrase: &str) -> Result<Matched, StoreError>;
-
-    /// The positions of a session's operations and of its messages.
-    fn session_logs(&self, id: &str) -> Result<(Vec<i64>, Vec<i64>), StoreError>;
 
     /// The hot items that carry the decision `id` as a key decision (their
     /// text ends `(id)`).
@@ -202,41 +294,122 @@ pub trait ForgetRows {
     /// recorded a hot item or a decision.
     fn operations_logging(&self, id: &str) -> Result<Vec<i64>, StoreError>;
 
-    /// Removes the operation at `seq` and the optimizer's stand-in for it.
-    fn delete_operation(&self, seq: i64) -> Result<(), StoreError>;
-
-    fn delete_message(&self, seq: i64) -> Result<(), StoreError>;
-
-    /// Removes a hot item with its history; items under it lose their
-    /// parent, and the hot context's version moves on so readers that
-    /// cached it see that it changed.
-    fn delete_hot_item(&self, id: &str) -> Result<(), StoreError>;
-
-    /// Removes a decision; one it superseded is no longer marked so.
-    fn delete_decision(&self, id: &str) -> Result<(), StoreError>;
-
-    fn delete_session(&self, id: &str) -> Result<(), StoreError>;
-
-    /// Every row of `kind`.
+    /// Every row of `kind` ([`HeldKind::select_statement`] and
+    /// [`HeldKind::read`]).
     fn held(&self, kind: HeldKind) -> Result<Vec<Held>, StoreError>;
-
-    /// Writes `row`'s text columns ([`Held::text`]) over the stored row of
-    /// its table and key ([`Held::key`]), moving its version on when
-    /// [`Held::versioned`].
-    fn rewrite_held(&self, row: &Held) -> Result<(), StoreError>;
-
-    /// Removes the stored row of `row`'s table and key. Forgetting removes
-    /// compactions and checkpoints of forgotten sessions, archives and
-    /// document versions; the other rows it only rewrites.
-    fn remove_held(&self, row: &Held) -> Result<(), StoreError>;
-
-    /// Appends `audit` to the audit of forgetting.
-    fn record_forgetting(&self, audit: &ForgetAudit) -> Result<(), StoreError>;
 
     /// Called once a forgetting (not a dry run) has committed: a backend
     /// frees the space the rows held, best effort (a forgetting that
     /// committed is never reported as failed).
     fn after_forgetting(&self, _forgotten: &super::Forgotten) {}
+
+    /// The positions of a session's operations and of its messages.
+    fn session_logs(&self, id: &str) -> Result<(Vec<i64>, Vec<i64>), StoreError> {
+        let of = |table: &str| {
+            let sql =
+                format!("SELECT seq FROM {table} WHERE project_id = {{1}} AND session_id = {{2}}");
+            self.positions(&marked(&sql, self.mark()), Cell::Text(id))
+        };
+        Ok((of("operations")?, of("messages")?))
+    }
+
+    /// Removes the operation at `seq` and the optimizer's stand-in for it.
+    fn delete_operation(&self, seq: i64) -> Result<(), StoreError> {
+        run(
+            self,
+            &[
+                "DELETE FROM substitutions WHERE project_id = {1} AND op_seq = {2}",
+                "DELETE FROM operations WHERE project_id = {1} AND seq = {2}",
+            ],
+            &[Cell::Int(seq)],
+        )
+    }
+
+    fn delete_message(&self, seq: i64) -> Result<(), StoreError> {
+        run(
+            self,
+            &["DELETE FROM messages WHERE project_id = {1} AND seq = {2}"],
+            &[Cell::Int(seq)],
+        )
+    }
+
+    /// Removes a hot item with its history; items under it lose their
+    /// parent, and the hot context's version moves on so readers that
+    /// cached it see that it changed.
+    fn delete_hot_item(&self, id: &str) -> Result<(), StoreError> {
+        run(
+            self,
+            &[
+                "UPDATE hot_items SET parent_id = NULL WHERE project_id = {1} AND parent_id = {2}",
+                "DELETE FROM hot_history WHERE item_id = {2} AND item_id IN (SELECT id FROM hot_items WHERE project_id = {1})",
+                "DELETE FROM hot_items WHERE project_id = {1} AND id = {2}",
+            ],
+            &[Cell::Text(id)],
+        )?;
+        run(
+            self,
+            &["UPDATE hot_versions SET version = version + 1 WHERE project_id = {1}"],
+            &[],
+        )
+    }
+
+    /// Removes a decision; one it superseded is no longer marked so.
+    fn delete_decision(&self, id: &str) -> Result<(), StoreError> {
+        run(
+            self,
+            &[
+                "UPDATE decisions SET superseded_by = NULL WHERE project_id = {1} AND superseded_by = {2}",
+                "DELETE FROM decisions WHERE project_id = {1} AND id = {2}",
+            ],
+            &[Cell::Text(id)],
+        )
+    }
+
+    fn delete_session(&self, id: &str) -> Result<(), StoreError> {
+        run(
+            self,
+            &["DELETE FROM sessions WHERE project_id = {1} AND id = {2}"],
+            &[Cell::Text(id)],
+        )
+    }
+
+    /// Writes `row`'s text columns ([`Held::text`]) over the stored row of
+    /// its table and key ([`Held::key`]), moving its version on when
+    /// [`Held::versioned`].
+    fn rewrite_held(&self, row: &Held) -> Result<(), StoreError> {
+        let (sql, values) = row.update_statement(self.mark());
+        self.execute(&[sql], &values)
+    }
+
+    /// Removes the stored row of `row`'s table and key. Forgetting removes
+    /// compactions and checkpoints of forgotten sessions, archives and
+    /// document versions; the other rows it only rewrites.
+    fn remove_held(&self, row: &Held) -> Result<(), StoreError> {
+        let (sql, values) = row.delete_statement(self.mark());
+        self.execute(&[sql], &values)
+    }
+
+    /// Appends `audit` to the audit of forgetting.
+    fn record_forgetting(&self, audit: &ForgetAudit) -> Result<(), StoreError> {
+        let targets = serde_json::to_string(&audit.targets)
+            .map_err(|e| StoreError::Invalid(format!("cannot encode the audit: {e}")))?;
+        let count = |n: u64| Cell::Int(i64::try_from(n).unwrap_or(i64::MAX));
+        run(
+            self,
+            &["INSERT INTO forgettings (project_id, at, agent, targets, operations, messages, hot_items, decisions, sessions)
+               VALUES ({1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9})"],
+            &[
+                Cell::Int(audit.at.0),
+                Cell::Text(&audit.agent),
+                Cell::Text(&targets),
+                count(audit.operations),
+                count(audit.messages),
+                count(audit.hot_items),
+                count(audit.decisions),
+                count(audit.sessions),
+            ],
+        )
+    }
 }
 
 #[cfg(test)]
