@@ -1,20 +1,16 @@
 //! Versioned episodic documents with `keep_versions` retention.
 
-use mnemon_core::memory::episodic::body;
 use mnemon_core::memory::{DocKind, Document, DocumentStore, StoreError, Timestamp};
+use mnemon_core::store::sql;
 use tokio_postgres::Row;
 
 use crate::PgStore;
 use crate::client::Db;
+use crate::row::{Cols, sure};
 use crate::text::words;
 
 fn from_row(kind: DocKind, r: &Row) -> Document {
-    Document {
-        kind,
-        version: r.get::<_, i64>(0) as u64,
-        content: r.get(1),
-        created_at: Timestamp(r.get(2)),
-    }
+    sure(sql::document(kind, &Cols(r)))
 }
 
 fn current(db: &Db, store: &PgStore, kind: DocKind) -> Result<Option<Document>, StoreError> {
@@ -36,35 +32,29 @@ pub(crate) fn save_in(
     keep_versions: u64,
 ) -> Result<Document, StoreError> {
     let now = current(db, store, kind)?;
-    if let Some(doc) = &now
-        && body(&doc.content) == body(content)
-    {
-        return Ok(doc.clone());
-    }
-    let version = now.map_or(1, |d| d.version + 1);
+    let Some(doc) = Document::next(now.as_ref(), kind, content, at) else {
+        return now.ok_or_else(|| Document::not_found(kind, None));
+    };
     db.exec(
         "INSERT INTO documents (project_id, kind, version, content, created_at, tsv) VALUES ($1, $2, $3, $4, $5, strip(to_tsvector('simple', $6)))",
         &[
             &store.project(),
             &kind.stem(),
-            &(version as i64),
+            &(doc.version as i64),
             &content,
             &at.0,
             &words(content),
         ],
     )?;
-    // The current version plus `keep_versions` old ones.
-    let oldest_kept = version.saturating_sub(keep_versions) as i64;
     db.exec(
         "DELETE FROM documents WHERE project_id = $1 AND kind = $2 AND version < $3",
-        &[&store.project(), &kind.stem(), &oldest_kept],
+        &[
+            &store.project(),
+            &kind.stem(),
+            &(doc.oldest_kept(keep_versions) as i64),
+        ],
     )?;
-    Ok(Document {
-        kind,
-        version,
-        content: content.to_string(),
-        created_at: at,
-    })
+    Ok(doc)
 }
 
 impl DocumentStore for PgStore {
@@ -89,13 +79,7 @@ impl DocumentStore for PgStore {
                 )?
                 .map(|r| from_row(kind, &r)),
         };
-        found.ok_or_else(|| StoreError::NotFound {
-            what: "document version",
-            id: format!(
-                "{kind}{}",
-                version.map(|v| format!(" version {v}")).unwrap_or_default()
-            ),
-        })
+        found.ok_or_else(|| Document::not_found(kind, version))
     }
 
     fn document_versions(&self, kind: DocKind) -> Result<Vec<Document>, StoreError> {

@@ -1,33 +1,20 @@
 //! Project entities, numbered from one sequence per project.
 
 use mnemon_core::memory::{
-    Entity, EntityChange, EntityDraft, EntityKind, EntityQuery, EntityStatus, EntityStore,
-    StatusCount, StoreError, Timestamp,
+    Entity, EntityChange, EntityDraft, EntityQuery, EntityStatus, EntityStore, StatusCount,
+    StoreError, Timestamp,
 };
+use mnemon_core::store::sql::{self, ENTITY_COLUMNS as COLUMNS};
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
 use crate::PgStore;
 use crate::client::Db;
+use crate::row::{Cols, sure};
 use crate::text::words;
 
-const COLUMNS: &str =
-    "number, kind, title, description, status, priority, parent, created_at, updated_at";
-
 fn from_row(r: &Row) -> Entity {
-    let kind: String = r.get(1);
-    let status: String = r.get(4);
-    Entity {
-        number: r.get::<_, i64>(0) as u64,
-        kind: kind.parse().unwrap_or(EntityKind::Task),
-        title: r.get(2),
-        description: r.get(3),
-        status: status.parse().unwrap_or_default(),
-        priority: r.get::<_, i64>(5) as u8,
-        parent: r.get::<_, Option<i64>>(6).map(|p| p as u64),
-        created_at: Timestamp(r.get(7)),
-        updated_at: Timestamp(r.get(8)),
-    }
+    sure(sql::entity(&Cols(r)))
 }
 
 fn get(db: &Db, store: &PgStore, number: u64) -> Result<Entity, StoreError> {
@@ -45,11 +32,7 @@ fn get(db: &Db, store: &PgStore, number: u64) -> Result<Entity, StoreError> {
     };
     let e = from_row(&row);
     if let Some(at) = row.get::<_, Option<i64>>(9) {
-        return Err(StoreError::Invalid(format!(
-            "{} was deleted on {}",
-            e.label(),
-            Timestamp(at).datetime().format("%Y-%m-%d %H:%M UTC")
-        )));
+        return Err(e.deleted(Timestamp(at)));
     }
     Ok(e)
 }
@@ -102,15 +85,7 @@ impl EntityStore for PgStore {
     ) -> Result<Entity, StoreError> {
         self.write(|db| {
             let current = get(db, self, number)?;
-            if let Some(next) = c.status
-                && !current.status.can_become(next)
-            {
-                return Err(StoreError::Invalid(format!(
-                    "{} is {}; completed work reopens to in_progress, not {next}",
-                    current.label(),
-                    current.status
-                )));
-            }
+            current.check_change(c)?;
             // The search entry from the entity as it will be, in the same
             // statement.
             let title = c.title.as_deref().unwrap_or(&current.title);
@@ -148,15 +123,7 @@ impl EntityStore for PgStore {
                 .iter()
                 .map(from_row)
                 .collect();
-            if !children.is_empty() {
-                let shown: Vec<String> = children.iter().take(5).map(Entity::label).collect();
-                return Err(StoreError::Invalid(format!(
-                    "{} still holds {}{}; delete or move those first",
-                    current.label(),
-                    shown.join(", "),
-                    if children.len() > 5 { " and more" } else { "" }
-                )));
-            }
+            current.check_deletable(&children)?;
             // The row stays (its number is never given out again) but
             // leaves every listing and the search index.
             db.exec(

@@ -1,40 +1,24 @@
 //! Hot context with per-item optimistic concurrency.
 
 use mnemon_core::memory::{
-    HotContext, HotItem, HotItemChange, HotItemDraft, HotKind, HotStatus, HotStore, Priority,
-    StoreError, Timestamp,
+    HotContext, HotItem, HotItemChange, HotItemDraft, HotStatus, HotStore, Priority, StoreError,
+    Timestamp,
 };
+use mnemon_core::store::sql::{self, HOT_COLUMNS as COLUMNS, Shifted, hot_conflict};
 use tokio_postgres::Row;
 
 use crate::client::Db;
+use crate::row::{Cols, sure};
 use crate::text::words;
 use crate::{PgStore, new_id, resolve_id};
 
-pub(crate) const COLUMNS: &str = "id, kind, text, detail, parent_id, priority, status, agent, version, created_at, updated_at, seq";
-
 pub(crate) fn from_row(r: &Row) -> HotItem {
-    from_row_at(r, 0)
+    sure(sql::hot_item(&Cols(r)))
 }
 
 /// An item from the row's columns `at..`, in [`COLUMNS`]' order.
 fn from_row_at(r: &Row, at: usize) -> HotItem {
-    let kind: String = r.get(at + 1);
-    let priority: Option<String> = r.get(at + 5);
-    let status: String = r.get(at + 6);
-    HotItem {
-        id: r.get(at),
-        kind: HotKind::parse(&kind).unwrap_or(HotKind::Note),
-        text: r.get(at + 2),
-        detail: r.get(at + 3),
-        parent_id: r.get(at + 4),
-        priority: priority.and_then(|p| p.parse::<Priority>().ok()),
-        status: HotStatus::parse(&status).unwrap_or(HotStatus::Active),
-        agent: r.get(at + 7),
-        version: r.get::<_, i64>(at + 8) as u64,
-        created_at: Timestamp(r.get(at + 9)),
-        updated_at: Timestamp(r.get(at + 10)),
-        seq: r.get::<_, i64>(at + 11) as u64,
-    }
+    sure(sql::hot_item(&Shifted(&Cols(r), at)))
 }
 
 pub(crate) fn bump(db: &Db, project: &str) -> Result<(), StoreError> {
@@ -152,13 +136,7 @@ impl HotStore for PgStore {
                 let item = from_row(
                     &db.one(&format!("SELECT {COLUMNS} FROM hot_items WHERE id = $1"), &[&full])?,
                 );
-                return Err(StoreError::Conflict {
-                    what: "hot-context item",
-                    id: full,
-                    expected,
-                    actual: item.version,
-                    current: Box::new(item),
-                });
+                return Err(hot_conflict(item, expected));
             }
             let item = reindex(db, &full)?.ok_or_else(|| StoreError::NotFound {
                 what: "hot-context item",

@@ -16,6 +16,9 @@ impl Columns for Cols<'_> {
     fn int(&self, i: usize) -> Result<i64, Infallible> {
         Ok(self.0.get(i))
     }
+    fn maybe_int(&self, i: usize) -> Result<Option<i64>, Infallible> {
+        Ok(self.0.get(i))
+    }
     fn real(&self, i: usize) -> Result<f64, Infallible> {
         Ok(self.0.get(i))
     }

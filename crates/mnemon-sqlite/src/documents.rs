@@ -1,20 +1,14 @@
 //! Versioned episodic documents with `keep_versions` retention.
 
-use mnemon_core::memory::episodic::body;
 use mnemon_core::memory::{DocKind, Document, DocumentStore, StoreError, Timestamp};
+use mnemon_core::store::sql;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::SqliteStore;
+use crate::row::Cols;
 
 fn from_row(kind: DocKind) -> impl Fn(&Row<'_>) -> rusqlite::Result<Document> {
-    move |r| {
-        Ok(Document {
-            kind,
-            version: r.get::<_, i64>(0)? as u64,
-            content: r.get(1)?,
-            created_at: Timestamp(r.get(2)?),
-        })
-    }
+    move |r| sql::document(kind, &Cols(r))
 }
 
 fn current(
@@ -41,31 +35,24 @@ pub(crate) fn save_in(
     keep_versions: u64,
 ) -> Result<Document, StoreError> {
     let now = current(tx, store, kind)?;
-
-    if let Some(doc) = &now
-        && body(&doc.content) == body(content)
-    {
-        return Ok(doc.clone());
-    }
-    let version = now.map_or(1, |d| d.version + 1);
+    let Some(doc) = Document::next(now.as_ref(), kind, content, at) else {
+        return now.ok_or_else(|| Document::not_found(kind, None));
+    };
     tx.execute(
-                "INSERT INTO documents (project_id, kind, version, content, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![store.project_id, kind.stem(), version as i64, content, at.0],
-            )
-            .map_err(|e| store.err(e))?;
-    // The current version plus `keep_versions` old ones.
-    let oldest_kept = version.saturating_sub(keep_versions) as i64;
-    tx.execute(
-        "DELETE FROM documents WHERE project_id = ?1 AND kind = ?2 AND version < ?3",
-        params![store.project_id, kind.stem(), oldest_kept],
+        "INSERT INTO documents (project_id, kind, version, content, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![store.project_id, kind.stem(), doc.version as i64, content, at.0],
     )
     .map_err(|e| store.err(e))?;
-    Ok(Document {
-        kind,
-        version,
-        content: content.to_string(),
-        created_at: at,
-    })
+    tx.execute(
+        "DELETE FROM documents WHERE project_id = ?1 AND kind = ?2 AND version < ?3",
+        params![
+            store.project_id,
+            kind.stem(),
+            doc.oldest_kept(keep_versions) as i64
+        ],
+    )
+    .map_err(|e| store.err(e))?;
+    Ok(doc)
 }
 
 impl DocumentStore for SqliteStore {
@@ -92,13 +79,7 @@ impl DocumentStore for SqliteStore {
                 .optional()
                 .map_err(|e| self.err(e))?,
         };
-        found.ok_or_else(|| StoreError::NotFound {
-            what: "document version",
-            id: format!(
-                "{kind}{}",
-                version.map(|v| format!(" version {v}")).unwrap_or_default()
-            ),
-        })
+        found.ok_or_else(|| Document::not_found(kind, version))
     }
 
     fn document_versions(&self, kind: DocKind) -> Result<Vec<Document>, StoreError> {

@@ -1,31 +1,18 @@
 //! Project entities, numbered from one sequence per project.
 
 use mnemon_core::memory::{
-    Entity, EntityChange, EntityDraft, EntityKind, EntityQuery, EntityStatus, EntityStore,
-    StatusCount, StoreError, Timestamp,
+    Entity, EntityChange, EntityDraft, EntityQuery, EntityStatus, EntityStore, StatusCount,
+    StoreError, Timestamp,
 };
+use mnemon_core::store::sql::{self, ENTITY_COLUMNS as COLUMNS};
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::SqliteStore;
-
-const COLUMNS: &str =
-    "number, kind, title, description, status, priority, parent, created_at, updated_at";
+use crate::row::Cols;
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Entity> {
-    let kind: String = r.get(1)?;
-    let status: String = r.get(4)?;
-    Ok(Entity {
-        number: r.get::<_, i64>(0)? as u64,
-        kind: kind.parse().unwrap_or(EntityKind::Task),
-        title: r.get(2)?,
-        description: r.get(3)?,
-        status: status.parse().unwrap_or_default(),
-        priority: r.get::<_, i64>(5)? as u8,
-        parent: r.get::<_, Option<i64>>(6)?.map(|p| p as u64),
-        created_at: Timestamp(r.get(7)?),
-        updated_at: Timestamp(r.get(8)?),
-    })
+    sql::entity(&Cols(r))
 }
 
 fn get(conn: &Connection, store: &SqliteStore, number: u64) -> Result<Entity, StoreError> {
@@ -40,11 +27,7 @@ fn get(conn: &Connection, store: &SqliteStore, number: u64) -> Result<Entity, St
         .optional()
         .map_err(|e| store.err(e))?;
     if let Some((e, Some(at))) = &row {
-        return Err(StoreError::Invalid(format!(
-            "{} was deleted on {}",
-            e.label(),
-            Timestamp(*at).datetime().format("%Y-%m-%d %H:%M UTC")
-        )));
+        return Err(e.deleted(Timestamp(*at)));
     }
     row.map(|(e, _)| e).ok_or_else(|| StoreError::NotFound {
         what: "entity",
@@ -92,15 +75,7 @@ impl EntityStore for SqliteStore {
     ) -> Result<Entity, StoreError> {
         self.write(|tx| {
             let current = get(tx, self, number)?;
-            if let Some(next) = c.status
-                && !current.status.can_become(next)
-            {
-                return Err(StoreError::Invalid(format!(
-                    "{} is {}; completed work reopens to in_progress, not {next}",
-                    current.label(),
-                    current.status
-                )));
-            }
+            current.check_change(c)?;
             tx.execute(
                 "UPDATE entities SET title = coalesce(?3, title), description = coalesce(?4, description), status = coalesce(?5, status),
                  priority = coalesce(?6, priority), updated_at = ?7 WHERE project_id = ?1 AND number = ?2",
@@ -131,15 +106,7 @@ impl EntityStore for SqliteStore {
                 .query_map(params![self.project_id, number as i64], from_row)
                 .and_then(|rows| rows.collect())
                 .map_err(|e| self.err(e))?;
-            if !children.is_empty() {
-                let shown: Vec<String> = children.iter().take(5).map(Entity::label).collect();
-                return Err(StoreError::Invalid(format!(
-                    "{} still holds {}{}; delete or move those first",
-                    current.label(),
-                    shown.join(", "),
-                    if children.len() > 5 { " and more" } else { "" }
-                )));
-            }
+            current.check_deletable(&children)?;
             tx.execute(
                 "UPDATE entities SET deleted_at = ?3, updated_at = ?3 WHERE project_id = ?1 AND number = ?2",
                 params![self.project_id, number as i64, at.0],

@@ -1,33 +1,17 @@
 //! Hot context with per-item optimistic concurrency.
 
 use mnemon_core::memory::{
-    HotContext, HotItem, HotItemChange, HotItemDraft, HotKind, HotStatus, HotStore, Priority,
-    StoreError, Timestamp,
+    HotContext, HotItem, HotItemChange, HotItemDraft, HotStatus, HotStore, Priority, StoreError,
+    Timestamp,
 };
+use mnemon_core::store::sql::{self, HOT_COLUMNS as COLUMNS, hot_conflict};
 use rusqlite::{Connection, Row, params};
 
+use crate::row::Cols;
 use crate::{SqliteStore, new_id, resolve_id};
 
-pub(crate) const COLUMNS: &str = "id, kind, text, detail, parent_id, priority, status, agent, version, created_at, updated_at, seq";
-
 pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<HotItem> {
-    let kind: String = r.get(1)?;
-    let priority: Option<String> = r.get(5)?;
-    let status: String = r.get(6)?;
-    Ok(HotItem {
-        id: r.get(0)?,
-        kind: HotKind::parse(&kind).unwrap_or(HotKind::Note),
-        text: r.get(2)?,
-        detail: r.get(3)?,
-        parent_id: r.get(4)?,
-        priority: priority.and_then(|p| p.parse::<Priority>().ok()),
-        status: HotStatus::parse(&status).unwrap_or(HotStatus::Active),
-        agent: r.get(7)?,
-        version: r.get::<_, i64>(8)? as u64,
-        created_at: Timestamp(r.get(9)?),
-        updated_at: Timestamp(r.get(10)?),
-        seq: r.get::<_, i64>(11)? as u64,
-    })
+    sql::hot_item(&Cols(r))
 }
 
 pub(crate) fn bump(conn: &Connection, project: &str) -> rusqlite::Result<()> {
@@ -96,13 +80,7 @@ impl HotStore for SqliteStore {
                 .map_err(|e| self.err(e))?;
             let item = tx.query_row(&format!("SELECT {COLUMNS} FROM hot_items WHERE id = ?1"), [&full], from_row).map_err(|e| self.err(e))?;
             if changed == 0 {
-                return Err(StoreError::Conflict {
-                    what: "hot-context item",
-                    id: full,
-                    expected,
-                    actual: item.version,
-                    current: Box::new(item),
-                });
+                return Err(hot_conflict(item, expected));
             }
             bump(tx, &self.project_id).map_err(|e| self.err(e))?;
             Ok(item)

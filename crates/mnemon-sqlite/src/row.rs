@@ -12,6 +12,9 @@ impl Columns for Cols<'_, '_> {
     fn int(&self, i: usize) -> rusqlite::Result<i64> {
         self.0.get(i)
     }
+    fn maybe_int(&self, i: usize) -> rusqlite::Result<Option<i64>> {
+        self.0.get(i)
+    }
     fn real(&self, i: usize) -> rusqlite::Result<f64> {
         self.0.get(i)
     }

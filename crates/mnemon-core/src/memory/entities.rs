@@ -10,6 +10,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use super::StoreError;
 use super::types::Timestamp;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -192,6 +193,43 @@ pub struct Entity {
 }
 
 impl Entity {
+    /// Refuses a change of status the lifecycle does not allow: completed
+    /// work reopens to in_progress only.
+    pub fn check_change(&self, c: &EntityChange) -> Result<(), StoreError> {
+        match c.status {
+            Some(next) if !self.status.can_become(next) => Err(StoreError::Invalid(format!(
+                "{} is {}; completed work reopens to in_progress, not {next}",
+                self.label(),
+                self.status
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Refuses to delete an entity that still holds others, naming up to
+    /// five of `children` (a backend reads six, to know there are more).
+    pub fn check_deletable(&self, children: &[Entity]) -> Result<(), StoreError> {
+        if children.is_empty() {
+            return Ok(());
+        }
+        let shown: Vec<String> = children.iter().take(5).map(Entity::label).collect();
+        Err(StoreError::Invalid(format!(
+            "{} still holds {}{}; delete or move those first",
+            self.label(),
+            shown.join(", "),
+            if children.len() > 5 { " and more" } else { "" }
+        )))
+    }
+
+    /// The error of reading this entity, deleted at `at`.
+    pub fn deleted(&self, at: Timestamp) -> StoreError {
+        StoreError::Invalid(format!(
+            "{} was deleted on {}",
+            self.label(),
+            at.datetime().format("%Y-%m-%d %H:%M UTC")
+        ))
+    }
+
     /// `Epic #5 "User Authentication"`.
     pub fn label(&self) -> String {
         format!("{} #{} \"{}\"", self.kind.title(), self.number, self.title)

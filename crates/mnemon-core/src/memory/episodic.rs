@@ -8,6 +8,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use super::StoreError;
 use super::decision::DecisionRecord;
 use super::entities::{Entity, EntityKind, EntityStatus, StatusCount};
 use super::types::Timestamp;
@@ -64,6 +65,48 @@ pub struct Document {
     pub version: u64,
     pub content: String,
     pub created_at: Timestamp,
+}
+
+impl Document {
+    /// The version saving `content` writes after `now` (the current
+    /// version, if any), or `None` when it is `now` but for its time: a
+    /// render that changed nothing is not a new version.
+    pub fn next(
+        now: Option<&Document>,
+        kind: DocKind,
+        content: &str,
+        at: Timestamp,
+    ) -> Option<Document> {
+        if let Some(doc) = now
+            && body(&doc.content) == body(content)
+        {
+            return None;
+        }
+        Some(Document {
+            kind,
+            version: now.map_or(1, |d| d.version + 1),
+            content: content.to_string(),
+            created_at: at,
+        })
+    }
+
+    /// The oldest version kept beside this one when `keep_versions` old
+    /// ones are: versions before it are removed.
+    pub fn oldest_kept(&self, keep_versions: u64) -> u64 {
+        self.version.saturating_sub(keep_versions)
+    }
+
+    /// The error of asking for a document of `kind` (at `version`) that is
+    /// not kept.
+    pub fn not_found(kind: DocKind, version: Option<u64>) -> StoreError {
+        StoreError::NotFound {
+            what: "document version",
+            id: format!(
+                "{kind}{}",
+                version.map(|v| format!(" version {v}")).unwrap_or_default()
+            ),
+        }
+    }
 }
 
 /// The content without its `**Last Updated**` line: two renders that differ

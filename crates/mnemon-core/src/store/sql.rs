@@ -6,8 +6,9 @@
 
 use crate::importance::Role;
 use crate::memory::{
-    Message, MessageDraft, MessageQuery, Operation, OperationDraft, OperationQuery, Phase,
-    StoreError, Timestamp,
+    DocKind, Document, Entity, EntityKind, HotItem, HotKind, HotStatus, Message, MessageDraft,
+    MessageQuery, Operation, OperationDraft, OperationQuery, Phase, Priority, StoreError,
+    Timestamp,
 };
 
 /// The columns an operation is read by, in the order [`operation`] reads.
@@ -17,6 +18,18 @@ pub const OPERATION_COLUMNS: &str =
 /// The columns a message is read by, in the order [`message`] reads.
 pub const MESSAGE_COLUMNS: &str =
     "seq, id, session_id, role, agent, content, tokens, importance, pinned, created_at";
+
+/// The columns a hot-context item is read by, in the order [`hot_item`]
+/// reads.
+pub const HOT_COLUMNS: &str = "id, kind, text, detail, parent_id, priority, status, agent, version, created_at, updated_at, seq";
+
+/// The columns an entity is read by, in the order [`entity`] reads.
+pub const ENTITY_COLUMNS: &str =
+    "number, kind, title, description, status, priority, parent, created_at, updated_at";
+
+/// The columns a document version is read by, in the order [`document`]
+/// reads.
+pub const DOCUMENT_COLUMNS: &str = "version, content, created_at";
 
 /// The tables of the records a user counts: `mnemon doctor` reports their
 /// rows, and a project is copied only into a database where they (and the
@@ -38,10 +51,38 @@ pub const RECORD_TABLES: [&str; 8] = [
 pub trait Columns {
     type Error;
     fn int(&self, i: usize) -> Result<i64, Self::Error>;
+    fn maybe_int(&self, i: usize) -> Result<Option<i64>, Self::Error>;
     fn real(&self, i: usize) -> Result<f64, Self::Error>;
     fn flag(&self, i: usize) -> Result<bool, Self::Error>;
     fn text(&self, i: usize) -> Result<String, Self::Error>;
     fn maybe_text(&self, i: usize) -> Result<Option<String>, Self::Error>;
+}
+
+/// The columns of a row from `from` on: a row that holds another's
+/// columns after its own is read by the other's decoder through it.
+#[derive(Debug)]
+pub struct Shifted<'a, C: ?Sized>(pub &'a C, pub usize);
+
+impl<C: Columns + ?Sized> Columns for Shifted<'_, C> {
+    type Error = C::Error;
+    fn int(&self, i: usize) -> Result<i64, C::Error> {
+        self.0.int(self.1 + i)
+    }
+    fn maybe_int(&self, i: usize) -> Result<Option<i64>, C::Error> {
+        self.0.maybe_int(self.1 + i)
+    }
+    fn real(&self, i: usize) -> Result<f64, C::Error> {
+        self.0.real(self.1 + i)
+    }
+    fn flag(&self, i: usize) -> Result<bool, C::Error> {
+        self.0.flag(self.1 + i)
+    }
+    fn text(&self, i: usize) -> Result<String, C::Error> {
+        self.0.text(self.1 + i)
+    }
+    fn maybe_text(&self, i: usize) -> Result<Option<String>, C::Error> {
+        self.0.maybe_text(self.1 + i)
+    }
 }
 
 /// An operation read by [`OPERATION_COLUMNS`]. Data that is not JSON
@@ -80,6 +121,63 @@ pub fn message<C: Columns + ?Sized>(r: &C) -> Result<Message, C::Error> {
         pinned: r.flag(8)?,
         created_at: Timestamp(r.int(9)?),
     })
+}
+
+/// A hot-context item read by [`HOT_COLUMNS`]; a kind or status this
+/// build does not know reads as a note, active.
+pub fn hot_item<C: Columns + ?Sized>(r: &C) -> Result<HotItem, C::Error> {
+    Ok(HotItem {
+        id: r.text(0)?,
+        kind: HotKind::parse(&r.text(1)?).unwrap_or(HotKind::Note),
+        text: r.text(2)?,
+        detail: r.maybe_text(3)?,
+        parent_id: r.maybe_text(4)?,
+        priority: r.maybe_text(5)?.and_then(|p| p.parse::<Priority>().ok()),
+        status: HotStatus::parse(&r.text(6)?).unwrap_or(HotStatus::Active),
+        agent: r.text(7)?,
+        version: r.int(8)? as u64,
+        created_at: Timestamp(r.int(9)?),
+        updated_at: Timestamp(r.int(10)?),
+        seq: r.int(11)? as u64,
+    })
+}
+
+/// An entity read by [`ENTITY_COLUMNS`]; a kind or status this build does
+/// not know reads as a task, open.
+pub fn entity<C: Columns + ?Sized>(r: &C) -> Result<Entity, C::Error> {
+    Ok(Entity {
+        number: r.int(0)? as u64,
+        kind: r.text(1)?.parse().unwrap_or(EntityKind::Task),
+        title: r.text(2)?,
+        description: r.maybe_text(3)?,
+        status: r.text(4)?.parse().unwrap_or_default(),
+        priority: r.int(5)? as u8,
+        parent: r.maybe_int(6)?.map(|p| p as u64),
+        created_at: Timestamp(r.int(7)?),
+        updated_at: Timestamp(r.int(8)?),
+    })
+}
+
+/// A version of a `kind` document read by [`DOCUMENT_COLUMNS`].
+pub fn document<C: Columns + ?Sized>(kind: DocKind, r: &C) -> Result<Document, C::Error> {
+    Ok(Document {
+        kind,
+        version: r.int(0)? as u64,
+        content: r.text(1)?,
+        created_at: Timestamp(r.int(2)?),
+    })
+}
+
+/// The error of a write that expected version `expected` of `item`, found
+/// as it now is.
+pub fn hot_conflict(item: HotItem, expected: u64) -> StoreError {
+    StoreError::Conflict {
+        what: "hot-context item",
+        id: item.id.clone(),
+        expected,
+        actual: item.version,
+        current: Box::new(item),
+    }
 }
 
 /// The filters both logs' queries share: which table, and which of its
