@@ -1,11 +1,13 @@
 //! Decision records: the full record as JSON, with its status and
 //! supersession as columns so lifecycle changes are checked in SQL.
 
-use mnemon_core::memory::{DecisionRecord, DecisionStatus, DecisionStore, StoreError, decision_id};
+use mnemon_core::memory::{
+    DecisionRecord, DecisionStatus, DecisionStore, StoreError, decision_id, drawn_decision_id,
+};
 
 use crate::client::Db;
 use crate::text::words;
-use crate::{PgStore, resolve_id};
+use crate::{PgStore, new_id, resolve_id};
 
 fn read(db: &Db, project: &str, id: &str) -> Result<DecisionRecord, StoreError> {
     let full = resolve_id(
@@ -22,12 +24,6 @@ fn read(db: &Db, project: &str, id: &str) -> Result<DecisionRecord, StoreError> 
     DecisionRecord::from_stored(&r.get::<_, String>(0), &r.get::<_, String>(1), r.get(2))
 }
 
-/// `DR-` and the last eight hex digits of a fresh UUIDv7 (its random part).
-fn new_decision_id() -> String {
-    let u = uuid::Uuid::now_v7().simple().to_string();
-    format!("DR-{}", &u[u.len() - 8..])
-}
-
 impl PgStore {
     fn insert_decision_in(
         &self,
@@ -38,7 +34,7 @@ impl PgStore {
         // draw again (a failed statement would abort the transaction).
         for _ in 0..8 {
             let mut r = draft.clone();
-            r.id = new_decision_id();
+            r.id = drawn_decision_id(&new_id());
             let json = serde_json::to_string(&r).map_err(|e| StoreError::Invalid(e.to_string()))?;
             let indexed = words(&format!("{} {json}", r.title));
             let n = db.exec(

@@ -2,13 +2,15 @@
 //! audits, hot-item history, the optimizer's tables, and the
 //! one-transaction [`EngineCommit`].
 
+use crate::row::{Cols, sure};
 use mnemon_core::engine::forget::ForgetAudit;
 use mnemon_core::engine::{
     Calibration, CompactionRecord, EngineCommit, EngineState, EngineStore, LiveTotals,
     StoredCheckpoint,
 };
 use mnemon_core::memory::{HotItem, Message, Operation, Priority, StoreError, Timestamp};
-use mnemon_core::optimize::{Artifact, Replacement, Substitution, Technique};
+use mnemon_core::optimize::{Artifact, Substitution};
+use mnemon_core::store::sql::{StoredArtifact, StoredSubstitution, replacement_columns};
 use tokio_postgres::Row;
 
 use crate::PgStore;
@@ -51,14 +53,6 @@ fn json_err(e: serde_json::Error) -> StoreError {
     StoreError::Invalid(format!("cannot encode engine data: {e}"))
 }
 
-fn technique(s: &str) -> Result<Technique, StoreError> {
-    Technique::parse(s).ok_or_else(|| {
-        StoreError::Invalid(format!(
-            "unknown optimizer technique `{s}` in the database; it was written by a newer mnemon"
-        ))
-    })
-}
-
 fn lim(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
@@ -72,10 +66,7 @@ impl PgStore {
         at: Timestamp,
     ) -> Result<(), StoreError> {
         for s in subs {
-            let (kind, text) = match &s.replacement {
-                Some(r) => (Some(r.kind.as_str()), Some(r.text.as_str())),
-                None => (None, None),
-            };
+            let (kind, text) = replacement_columns(s);
             db.exec(
                 "INSERT INTO substitutions (project_id, op_seq, technique, kind, text, tokens, reason, original_tokens, created_at)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
@@ -113,17 +104,7 @@ impl PgStore {
             &[&self.project(), &path],
         )?;
         rows.iter()
-            .map(|r| {
-                let path: String = r.get(0);
-                let content: String = r.get(2);
-                Ok(Artifact {
-                    content: serde_json::from_str(&content).map_err(|e| {
-                        StoreError::Invalid(format!("artifact {path} is not valid JSON: {e}"))
-                    })?,
-                    technique: technique(&r.get::<_, String>(1))?,
-                    path,
-                })
-            })
+            .map(|r| sure(StoredArtifact::read(&Cols(r))).artifact())
             .collect()
     }
 }
@@ -311,24 +292,7 @@ impl EngineStore for PgStore {
             &[&self.project(), &seqs],
         )?;
         rows.iter()
-            .map(|r| {
-                let kind: Option<String> = r.get(2);
-                let text: Option<String> = r.get(3);
-                Ok(Substitution {
-                    op_seq: r.get(0),
-                    technique: technique(&r.get::<_, String>(1))?,
-                    replacement: match (kind, text) {
-                        (Some(kind), Some(text)) => Some(Replacement {
-                            kind,
-                            text,
-                            tokens: r.get::<_, i64>(4) as u64,
-                        }),
-                        _ => None,
-                    },
-                    reason: r.get(5),
-                    original_tokens: r.get::<_, i64>(6) as u64,
-                })
-            })
+            .map(|r| sure(StoredSubstitution::read(&Cols(r))).substitution())
             .collect()
     }
 

@@ -1,10 +1,12 @@
 //! Decision records. The full record is stored as JSON, with its status and
 //! supersession as columns so lifecycle changes are checked in SQL.
 
-use mnemon_core::memory::{DecisionRecord, DecisionStatus, DecisionStore, StoreError, decision_id};
+use mnemon_core::memory::{
+    DecisionRecord, DecisionStatus, DecisionStore, StoreError, decision_id, drawn_decision_id,
+};
 use rusqlite::{Connection, params};
 
-use crate::{SqliteStore, resolve_id};
+use crate::{SqliteStore, new_id, resolve_id};
 
 fn read(
     conn: &Connection,
@@ -30,12 +32,6 @@ fn read(
     DecisionRecord::from_stored(&record, &status, superseded_by)
 }
 
-/// `DR-` and the last eight hex digits of a fresh UUIDv7 (its random part).
-fn new_decision_id() -> String {
-    let u = uuid::Uuid::now_v7().simple().to_string();
-    format!("DR-{}", &u[u.len() - 8..])
-}
-
 impl SqliteStore {
     fn insert(
         &self,
@@ -45,7 +41,7 @@ impl SqliteStore {
         // Eight hex digits can collide; the UNIQUE constraint tells us, and we draw again.
         for _ in 0..8 {
             let mut r = draft.clone();
-            r.id = new_decision_id();
+            r.id = drawn_decision_id(&new_id());
             let json = serde_json::to_string(&r).map_err(|e| StoreError::Invalid(e.to_string()))?;
             let res = tx.execute(
                 "INSERT INTO decisions (id, project_id, title, record, status, superseded_by, agent, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",

@@ -2,33 +2,12 @@
 //! shows in the live context) and artifacts (what left it, in full).
 
 use mnemon_core::memory::{StoreError, Timestamp};
-use mnemon_core::optimize::{Artifact, Replacement, Substitution, Technique};
+use mnemon_core::optimize::{Artifact, Substitution};
+use mnemon_core::store::sql::{StoredArtifact, StoredSubstitution, replacement_columns};
 use rusqlite::{Connection, params};
 
 use crate::SqliteStore;
-
-fn technique(s: &str) -> Result<Technique, StoreError> {
-    Technique::parse(s).ok_or_else(|| {
-        StoreError::Invalid(format!(
-            "unknown optimizer technique `{s}` in the database; it was written by a newer mnemon"
-        ))
-    })
-}
-
-fn content(path: &str, s: &str) -> Result<serde_json::Value, StoreError> {
-    serde_json::from_str(s)
-        .map_err(|e| StoreError::Invalid(format!("artifact {path} is not valid JSON: {e}")))
-}
-
-type SubRow = (
-    i64,
-    String,
-    Option<String>,
-    Option<String>,
-    i64,
-    String,
-    i64,
-);
+use crate::row::Cols;
 
 impl SqliteStore {
     /// One range read over the positions' span, filtered here: working
@@ -45,38 +24,15 @@ impl SqliteStore {
                  FROM substitutions WHERE project_id = ?1 AND op_seq BETWEEN ?2 AND ?3",
             )
             .map_err(|e| self.err(e))?;
-        let rows: Vec<SubRow> = stmt
+        let rows: Vec<StoredSubstitution> = stmt
             .query_map(params![self.project_id, lo, hi], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                    r.get(6)?,
-                ))
+                StoredSubstitution::read(&Cols(r))
             })
             .and_then(|rows| rows.collect())
             .map_err(|e| self.err(e))?;
         rows.into_iter()
-            .filter(|row| wanted.contains(&row.0))
-            .map(|(op_seq, t, kind, text, tokens, reason, original)| {
-                Ok(Substitution {
-                    op_seq,
-                    technique: technique(&t)?,
-                    replacement: match (kind, text) {
-                        (Some(kind), Some(text)) => Some(Replacement {
-                            kind,
-                            text,
-                            tokens: tokens as u64,
-                        }),
-                        _ => None,
-                    },
-                    reason,
-                    original_tokens: original as u64,
-                })
-            })
+            .filter(|row| wanted.contains(&row.op_seq))
+            .map(StoredSubstitution::substitution)
             .collect()
     }
 
@@ -88,21 +44,13 @@ impl SqliteStore {
                  WHERE project_id = ?1 AND (?2 IS NULL OR path = ?2) ORDER BY path",
             )
             .map_err(|e| self.err(e))?;
-        let rows: Vec<(String, String, String)> = stmt
+        let rows: Vec<StoredArtifact> = stmt
             .query_map(params![self.project_id, path], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                StoredArtifact::read(&Cols(r))
             })
             .and_then(|rows| rows.collect())
             .map_err(|e| self.err(e))?;
-        rows.into_iter()
-            .map(|(path, t, c)| {
-                Ok(Artifact {
-                    content: content(&path, &c)?,
-                    technique: technique(&t)?,
-                    path,
-                })
-            })
-            .collect()
+        rows.into_iter().map(StoredArtifact::artifact).collect()
     }
 
     pub(crate) fn write_optimized(
@@ -113,10 +61,7 @@ impl SqliteStore {
         at: Timestamp,
     ) -> Result<(), StoreError> {
         for s in subs {
-            let (kind, text) = match &s.replacement {
-                Some(r) => (Some(r.kind.as_str()), Some(r.text.as_str())),
-                None => (None, None),
-            };
+            let (kind, text) = replacement_columns(s);
             tx.execute(
                 "INSERT OR REPLACE INTO substitutions
                  (project_id, op_seq, technique, kind, text, tokens, reason, original_tokens, created_at)

@@ -3,27 +3,14 @@
 use mnemon_core::memory::{
     Session, SessionChange, SessionStatus, SessionStore, StoreError, Timestamp,
 };
+use mnemon_core::store::sql::{self, SESSION_COLUMNS as COLUMNS};
 use rusqlite::{OptionalExtension, Row, params};
 
+use crate::row::Cols;
 use crate::{SqliteStore, new_id, resolve_id};
 
-const COLUMNS: &str = "id, title, agent, status, started_at, ended_at, summary, operation_count, message_count, tokens, last_activity";
-
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
-    let status: String = r.get(3)?;
-    Ok(Session {
-        id: r.get(0)?,
-        title: r.get(1)?,
-        agent: r.get(2)?,
-        status: SessionStatus::parse(&status).unwrap_or(SessionStatus::Ended),
-        started_at: Timestamp(r.get(4)?),
-        ended_at: r.get::<_, Option<i64>>(5)?.map(Timestamp),
-        summary: r.get(6)?,
-        operation_count: r.get::<_, i64>(7)? as u64,
-        message_count: r.get::<_, i64>(8)? as u64,
-        tokens: r.get::<_, i64>(9)? as u64,
-        last_activity: Timestamp(r.get(10)?),
-    })
+    sql::session(&Cols(r))
 }
 
 /// Updates a session inside the caller's transaction.

@@ -220,6 +220,14 @@ pub fn decision_id(id: &str) -> String {
     }
 }
 
+/// A fresh decision id from a fresh UUID (its text, hyphens or not): `DR-`
+/// and its last eight hex digits, the random part of a UUIDv7. Eight digits
+/// can collide, so a backend draws again when its id is taken.
+pub fn drawn_decision_id(uuid: &str) -> String {
+    let hex: String = uuid.chars().filter(char::is_ascii_hexdigit).collect();
+    format!("DR-{}", &hex[hex.len().saturating_sub(8)..])
+}
+
 impl DecisionRecord {
     /// A record as the SQL backends keep it: its JSON, with its status and
     /// supersession in columns of their own, which win (they change after
@@ -399,6 +407,18 @@ mod tests {
         assert!(!Superseded.can_become(Accepted));
         assert!(!Accepted.can_become(Proposed));
         assert!(!Deprecated.can_become(Accepted));
+    }
+
+    #[test]
+    fn a_drawn_id_is_the_uuids_last_eight_hex_digits() {
+        assert_eq!(
+            drawn_decision_id("0192f3a4-5b6c-7d8e-9f01-23456789abcd"),
+            "DR-6789abcd"
+        );
+        assert_eq!(
+            drawn_decision_id("0192f3a45b6c7d8e9f0123456789abcd"),
+            "DR-6789abcd"
+        );
     }
 
     #[test]

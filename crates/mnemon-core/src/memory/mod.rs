@@ -20,7 +20,7 @@ mod working;
 
 pub use decision::{
     Alternative, Consequences, DecisionError, DecisionRecord, DecisionStatus, NewDecision,
-    decision_id, slug,
+    decision_id, drawn_decision_id, slug,
 };
 pub use entities::{
     Entity, EntityChange, EntityDraft, EntityKind, EntityQuery, EntityStatus, NewEntity,

@@ -7,9 +7,10 @@
 use crate::importance::Role;
 use crate::memory::{
     DocKind, Document, Entity, EntityKind, HotItem, HotKind, HotStatus, Message, MessageDraft,
-    MessageQuery, Operation, OperationDraft, OperationQuery, Phase, Priority, StoreError,
-    Timestamp,
+    MessageQuery, Operation, OperationDraft, OperationQuery, Phase, Priority, Session,
+    SessionStatus, StoreError, Timestamp,
 };
+use crate::optimize::{Artifact, Replacement, Substitution, Technique};
 
 /// The columns an operation is read by, in the order [`operation`] reads.
 pub const OPERATION_COLUMNS: &str =
@@ -30,6 +31,17 @@ pub const ENTITY_COLUMNS: &str =
 /// The columns a document version is read by, in the order [`document`]
 /// reads.
 pub const DOCUMENT_COLUMNS: &str = "version, content, created_at";
+
+/// The columns a session is read by, in the order [`session`] reads.
+pub const SESSION_COLUMNS: &str = "id, title, agent, status, started_at, ended_at, summary, operation_count, message_count, tokens, last_activity";
+
+/// The columns an optimizer's substitution is read by
+/// ([`StoredSubstitution::read`]).
+pub const SUBSTITUTION_COLUMNS: &str =
+    "op_seq, technique, kind, text, tokens, reason, original_tokens";
+
+/// The columns an archived artifact is read by ([`StoredArtifact::read`]).
+pub const ARTIFACT_COLUMNS: &str = "path, technique, content";
 
 /// The tables of the records a user counts: `mnemon doctor` reports their
 /// rows, and a project is copied only into a database where they (and the
@@ -165,6 +177,115 @@ pub fn document<C: Columns + ?Sized>(kind: DocKind, r: &C) -> Result<Document, C
         version: r.int(0)? as u64,
         content: r.text(1)?,
         created_at: Timestamp(r.int(2)?),
+    })
+}
+
+/// A session read by [`SESSION_COLUMNS`]; a status this build does not
+/// know reads as ended.
+pub fn session<C: Columns + ?Sized>(r: &C) -> Result<Session, C::Error> {
+    Ok(Session {
+        id: r.text(0)?,
+        title: r.maybe_text(1)?,
+        agent: r.text(2)?,
+        status: SessionStatus::parse(&r.text(3)?).unwrap_or(SessionStatus::Ended),
+        started_at: Timestamp(r.int(4)?),
+        ended_at: r.maybe_int(5)?.map(Timestamp),
+        summary: r.maybe_text(6)?,
+        operation_count: r.int(7)? as u64,
+        message_count: r.int(8)? as u64,
+        tokens: r.int(9)? as u64,
+        last_activity: Timestamp(r.int(10)?),
+    })
+}
+
+/// A substitution's row as read, before its technique is known to this
+/// build: an unknown one is an error of the data, not of the driver.
+#[derive(Debug, Clone)]
+pub struct StoredSubstitution {
+    pub op_seq: i64,
+    technique: String,
+    kind: Option<String>,
+    text: Option<String>,
+    tokens: i64,
+    reason: String,
+    original_tokens: i64,
+}
+
+impl StoredSubstitution {
+    /// A row of [`SUBSTITUTION_COLUMNS`].
+    pub fn read<C: Columns + ?Sized>(r: &C) -> Result<StoredSubstitution, C::Error> {
+        Ok(StoredSubstitution {
+            op_seq: r.int(0)?,
+            technique: r.text(1)?,
+            kind: r.maybe_text(2)?,
+            text: r.maybe_text(3)?,
+            tokens: r.int(4)?,
+            reason: r.text(5)?,
+            original_tokens: r.int(6)?,
+        })
+    }
+
+    pub fn substitution(self) -> Result<Substitution, StoreError> {
+        Ok(Substitution {
+            op_seq: self.op_seq,
+            technique: technique(&self.technique)?,
+            replacement: match (self.kind, self.text) {
+                (Some(kind), Some(text)) => Some(Replacement {
+                    kind,
+                    text,
+                    tokens: self.tokens as u64,
+                }),
+                _ => None,
+            },
+            reason: self.reason,
+            original_tokens: self.original_tokens as u64,
+        })
+    }
+}
+
+/// The `kind` and `text` columns of a substitution: both empty when the
+/// operation leaves the live context.
+pub fn replacement_columns(s: &Substitution) -> (Option<&str>, Option<&str>) {
+    match &s.replacement {
+        Some(r) => (Some(r.kind.as_str()), Some(r.text.as_str())),
+        None => (None, None),
+    }
+}
+
+/// An artifact's row as read, before its technique and JSON are checked.
+#[derive(Debug, Clone)]
+pub struct StoredArtifact {
+    path: String,
+    technique: String,
+    content: String,
+}
+
+impl StoredArtifact {
+    /// A row of [`ARTIFACT_COLUMNS`].
+    pub fn read<C: Columns + ?Sized>(r: &C) -> Result<StoredArtifact, C::Error> {
+        Ok(StoredArtifact {
+            path: r.text(0)?,
+            technique: r.text(1)?,
+            content: r.text(2)?,
+        })
+    }
+
+    pub fn artifact(self) -> Result<Artifact, StoreError> {
+        Ok(Artifact {
+            content: serde_json::from_str(&self.content).map_err(|e| {
+                StoreError::Invalid(format!("artifact {} is not valid JSON: {e}", self.path))
+            })?,
+            technique: technique(&self.technique)?,
+            path: self.path,
+        })
+    }
+}
+
+fn technique(s: &str) -> Result<Technique, StoreError> {
+    Technique::parse(s).ok_or_else(|| {
+        StoreError::Invalid(format!(
+            "unknown optimizer technique `{s}` in the database; it was written by a newer mnemon"
+        ))
     })
 }
 
