@@ -6,7 +6,7 @@ use crate::row::{Cols, sure};
 use mnemon_core::engine::forget::ForgetAudit;
 use mnemon_core::engine::{
     Calibration, CompactionRecord, EngineCommit, EngineState, EngineStore, LiveTotals,
-    StoredCheckpoint,
+    StoredCheckpoint, state_conflict,
 };
 use mnemon_core::memory::{HotItem, Message, Operation, Priority, StoreError, Timestamp};
 use mnemon_core::optimize::{Artifact, Substitution};
@@ -47,10 +47,6 @@ fn compaction_row(r: &Row) -> CompactionRecord {
         through_op_seq: r.get(7),
         through_msg_seq: r.get(8),
     }
-}
-
-fn json_err(e: serde_json::Error) -> StoreError {
-    StoreError::Invalid(format!("cannot encode engine data: {e}"))
 }
 
 fn lim(n: usize) -> i64 {
@@ -97,7 +93,7 @@ impl PgStore {
         Ok(())
     }
 
-    fn read_artifacts(&self, path: Option<&str>) -> Result<Vec<Artifact>, StoreError> {
+    fn stored_artifacts(&self, path: Option<&str>) -> Result<Vec<Artifact>, StoreError> {
         let rows = self.db()?.query(
             "SELECT path, technique, content FROM artifacts
              WHERE project_id = $1 AND ($2::text IS NULL OR path = $2) ORDER BY path COLLATE \"C\"",
@@ -296,12 +292,8 @@ impl EngineStore for PgStore {
             .collect()
     }
 
-    fn artifact(&self, path: &str) -> Result<Option<Artifact>, StoreError> {
-        Ok(self.read_artifacts(Some(path))?.pop())
-    }
-
-    fn artifacts(&self) -> Result<Vec<Artifact>, StoreError> {
-        self.read_artifacts(None)
+    fn read_artifacts(&self, path: Option<&str>) -> Result<Vec<Artifact>, StoreError> {
+        self.stored_artifacts(path)
     }
 
     fn forgettings(&self, limit: usize) -> Result<Vec<ForgetAudit>, StoreError> {
@@ -309,12 +301,9 @@ impl EngineStore for PgStore {
     }
 
     fn commit(&self, c: &EngineCommit) -> Result<Option<Operation>, StoreError> {
-        let state_json = match &c.state {
-            Some((_, st)) => Some(serde_json::to_string(st).map_err(json_err)?),
-            None => None,
-        };
+        let state = c.state_row()?;
         self.write(|db| {
-            if let (Some((expected, st)), Some(text)) = (&c.state, &state_json) {
+            if let Some((expected, st, text)) = &state {
                 let changed = match expected {
                     None => db.exec(
                         "INSERT INTO engine_state (project_id, agent, version, state) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
@@ -326,9 +315,7 @@ impl EngineStore for PgStore {
                     )?,
                 };
                 if changed == 0 {
-                    return Err(StoreError::StateConflict {
-                        agent: st.agent.clone(),
-                    });
+                    return Err(state_conflict(st));
                 }
             }
             if let Some((model, cal)) = &c.calibration {

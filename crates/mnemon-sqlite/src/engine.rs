@@ -4,7 +4,7 @@
 use mnemon_core::engine::forget::ForgetAudit;
 use mnemon_core::engine::{
     Calibration, CompactionRecord, EngineCommit, EngineState, EngineStore, LiveTotals,
-    StoredCheckpoint,
+    StoredCheckpoint, state_conflict,
 };
 use mnemon_core::memory::{HotItem, Message, Operation, Priority, StoreError, Timestamp};
 use mnemon_core::optimize::{Artifact, Substitution};
@@ -47,10 +47,6 @@ const CP_COLUMNS: &str = "id, agent, session_id, trigger, created_at, json";
 
 fn limit(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(-1)
-}
-
-fn json_err(e: serde_json::Error) -> StoreError {
-    StoreError::Invalid(format!("cannot encode engine data: {e}"))
 }
 
 impl SqliteStore {
@@ -294,12 +290,8 @@ impl EngineStore for SqliteStore {
         self.read_substitutions(seqs)
     }
 
-    fn artifact(&self, path: &str) -> Result<Option<Artifact>, StoreError> {
-        Ok(self.read_artifacts(Some(path))?.pop())
-    }
-
-    fn artifacts(&self) -> Result<Vec<Artifact>, StoreError> {
-        self.read_artifacts(None)
+    fn read_artifacts(&self, path: Option<&str>) -> Result<Vec<Artifact>, StoreError> {
+        self.stored_artifacts(path)
     }
 
     fn forgettings(&self, limit: usize) -> Result<Vec<ForgetAudit>, StoreError> {
@@ -307,12 +299,9 @@ impl EngineStore for SqliteStore {
     }
 
     fn commit(&self, c: &EngineCommit) -> Result<Option<Operation>, StoreError> {
-        let state_json = match &c.state {
-            Some((_, st)) => Some(serde_json::to_string(st).map_err(json_err)?),
-            None => None,
-        };
+        let state = c.state_row()?;
         self.write(|tx| {
-            if let (Some((expected, st)), Some(text)) = (&c.state, &state_json) {
+            if let Some((expected, st, text)) = &state {
                 let changed = match expected {
                     None => tx.execute(
                         "INSERT OR IGNORE INTO engine_state (project_id, agent, version, state) VALUES (?1, ?2, ?3, ?4)",
@@ -325,9 +314,7 @@ impl EngineStore for SqliteStore {
                 }
                 .map_err(|e| self.err(e))?;
                 if changed == 0 {
-                    return Err(StoreError::StateConflict {
-                        agent: st.agent.clone(),
-                    });
+                    return Err(state_conflict(st));
                 }
             }
             if let Some((model, cal)) = &c.calibration {

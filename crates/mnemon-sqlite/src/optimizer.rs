@@ -36,7 +36,7 @@ impl SqliteStore {
             .collect()
     }
 
-    pub(crate) fn read_artifacts(&self, path: Option<&str>) -> Result<Vec<Artifact>, StoreError> {
+    pub(crate) fn stored_artifacts(&self, path: Option<&str>) -> Result<Vec<Artifact>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(

@@ -47,7 +47,9 @@ pub use history::DatedMessage;
 pub use live::{LiveCaps, LiveContext};
 pub use optimizing::OptimizeReport;
 pub use state::{ACTION_KIND, Calibration, EngineState, LiveTotals};
-pub use store::{CompactionRecord, EngineCommit, EngineStore, HotRestore, StoredCheckpoint};
+pub use store::{
+    CompactionRecord, EngineCommit, EngineStore, HotRestore, StoredCheckpoint, state_conflict,
+};
 pub use summary::SessionReport;
 
 use crate::compress::{CompressError, Extractive, Summarizer};

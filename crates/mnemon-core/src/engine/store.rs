@@ -96,6 +96,32 @@ pub struct EngineCommit {
     pub artifacts: Vec<Artifact>,
 }
 
+/// An engine state as a commit writes it: the version it must replace
+/// (`None`: no state row yet), the state, and its stored JSON.
+pub type StateRow<'a> = (Option<u64>, &'a EngineState, String);
+
+impl EngineCommit {
+    /// The state this commit writes, if any, as its row.
+    pub fn state_row(&self) -> Result<Option<StateRow<'_>>, StoreError> {
+        self.state
+            .as_ref()
+            .map(|(expected, st)| {
+                serde_json::to_string(st)
+                    .map(|json| (*expected, st, json))
+                    .map_err(|e| StoreError::Invalid(format!("cannot encode engine data: {e}")))
+            })
+            .transpose()
+    }
+}
+
+/// The error of a state write that found another version than it
+/// expected: another writer moved the state on first.
+pub fn state_conflict(st: &EngineState) -> StoreError {
+    StoreError::StateConflict {
+        agent: st.agent.clone(),
+    }
+}
+
 /// What the engine reads and writes beyond the memory tiers: its state per
 /// agent, checkpoints, compactions, the optimizer's results, and the rows
 /// forgetting takes ([`super::forget::ForgetRows`]).
@@ -158,9 +184,15 @@ pub trait EngineStore: Store + super::forget::ForgetRows {
     fn compactions(&self, limit: usize) -> Result<Vec<CompactionRecord>, StoreError>;
     /// The optimizer's substitutions for operations at `seqs`.
     fn substitutions(&self, seqs: &[i64]) -> Result<Vec<Substitution>, StoreError>;
-    fn artifact(&self, path: &str) -> Result<Option<Artifact>, StoreError>;
+    /// The artifact at `path`, or every artifact (`None`), by path.
+    fn read_artifacts(&self, path: Option<&str>) -> Result<Vec<Artifact>, StoreError>;
+    fn artifact(&self, path: &str) -> Result<Option<Artifact>, StoreError> {
+        Ok(self.read_artifacts(Some(path))?.pop())
+    }
     /// Every artifact, by path.
-    fn artifacts(&self) -> Result<Vec<Artifact>, StoreError>;
+    fn artifacts(&self) -> Result<Vec<Artifact>, StoreError> {
+        self.read_artifacts(None)
+    }
     /// Applies every part of `c` in one transaction, or nothing. Returns the
     /// stored operation, if one was given. A checkpoint whose id another
     /// writer took first fails with [`StoreError::StateConflict`], so the
