@@ -1,5 +1,6 @@
 //! Versioned episodic documents with `keep_versions` retention.
 
+use mnemon_core::memory::episodic::NextVersion;
 use mnemon_core::memory::{DocKind, Document, DocumentStore, StoreError, Timestamp};
 use mnemon_core::store::sql;
 use tokio_postgres::Row;
@@ -32,8 +33,9 @@ pub(crate) fn save_in(
     keep_versions: u64,
 ) -> Result<Document, StoreError> {
     let now = current(db, store, kind)?;
-    let Some(doc) = Document::next(now.as_ref(), kind, content, at) else {
-        return now.ok_or_else(|| Document::not_found(kind, None));
+    let doc = match Document::next(now, kind, content, at) {
+        NextVersion::Same(doc) => return Ok(doc),
+        NextVersion::New(doc) => doc,
     };
     db.exec(
         "INSERT INTO documents (project_id, kind, version, content, created_at, tsv) VALUES ($1, $2, $3, $4, $5, strip(to_tsvector('simple', $6)))",

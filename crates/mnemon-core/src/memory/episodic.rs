@@ -67,27 +67,27 @@ pub struct Document {
     pub created_at: Timestamp,
 }
 
+/// What saving a document's content comes to: the current version kept,
+/// because the content is it but for its time, or a new version to write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NextVersion {
+    Same(Document),
+    New(Document),
+}
+
 impl Document {
-    /// The version saving `content` writes after `now` (the current
-    /// version, if any), or `None` when it is `now` but for its time: a
-    /// render that changed nothing is not a new version.
-    pub fn next(
-        now: Option<&Document>,
-        kind: DocKind,
-        content: &str,
-        at: Timestamp,
-    ) -> Option<Document> {
-        if let Some(doc) = now
-            && body(&doc.content) == body(content)
-        {
-            return None;
+    /// What saving `content` comes to after `now`, the current version if
+    /// any: a render that changed nothing is not a new version.
+    pub fn next(now: Option<Document>, kind: DocKind, content: &str, at: Timestamp) -> NextVersion {
+        match now {
+            Some(doc) if body(&doc.content) == body(content) => NextVersion::Same(doc),
+            now => NextVersion::New(Document {
+                kind,
+                version: now.map_or(1, |d| d.version + 1),
+                content: content.to_string(),
+                created_at: at,
+            }),
         }
-        Some(Document {
-            kind,
-            version: now.map_or(1, |d| d.version + 1),
-            content: content.to_string(),
-            created_at: at,
-        })
     }
 
     /// The oldest version kept beside this one when `keep_versions` old
@@ -298,6 +298,38 @@ pub fn decision_log(at: Timestamp, oldest_first: &[DecisionRecord]) -> String {
 #[cfg(test)]
 mod lean_tests {
     use super::*;
+
+    #[test]
+    fn a_save_that_changes_only_the_time_keeps_the_version_and_any_other_adds_one() {
+        let kind = DocKind::WorkPlan;
+        let first = match Document::next(None, kind, "**Last Updated**: 1\nplan", Timestamp(1)) {
+            NextVersion::New(d) => d,
+            NextVersion::Same(d) => panic!("a first save kept {d:?}"),
+        };
+        assert_eq!(first.version, 1);
+        assert_eq!(
+            Document::next(
+                Some(first.clone()),
+                kind,
+                "**Last Updated**: 2\nplan",
+                Timestamp(2)
+            ),
+            NextVersion::Same(first.clone())
+        );
+        match Document::next(
+            Some(first),
+            kind,
+            "**Last Updated**: 3\nplan, changed",
+            Timestamp(3),
+        ) {
+            NextVersion::New(d) => {
+                assert_eq!((d.version, d.created_at), (2, Timestamp(3)));
+                assert_eq!(d.oldest_kept(1), 1);
+                assert_eq!(d.oldest_kept(5), 0);
+            }
+            NextVersion::Same(d) => panic!("a changed plan kept {d:?}"),
+        }
+    }
 
     #[test]
     fn an_empty_document_leaves_nothing_and_a_full_one_keeps_its_facts() {
