@@ -2,7 +2,7 @@
 
 use mnemon_core::memory::episodic::NextVersion;
 use mnemon_core::memory::{DocKind, Document, DocumentStore, StoreError, Timestamp};
-use mnemon_core::store::sql;
+use mnemon_core::store::sql::{self, DOCUMENT_COLUMNS};
 use tokio_postgres::Row;
 
 use crate::PgStore;
@@ -17,7 +17,7 @@ fn from_row(kind: DocKind, r: &Row) -> Document {
 fn current(db: &Db, store: &PgStore, kind: DocKind) -> Result<Option<Document>, StoreError> {
     Ok(db
         .opt(
-            "SELECT version, content, created_at FROM documents WHERE project_id = $1 AND kind = $2 ORDER BY version DESC LIMIT 1",
+            &format!("SELECT {DOCUMENT_COLUMNS} FROM documents WHERE project_id = $1 AND kind = $2 ORDER BY version DESC LIMIT 1"),
             &[&store.project(), &kind.stem()],
         )?
         .map(|r| from_row(kind, &r)))
@@ -76,7 +76,7 @@ impl DocumentStore for PgStore {
             None => current(&db, self, kind)?,
             Some(v) => db
                 .opt(
-                    "SELECT version, content, created_at FROM documents WHERE project_id = $1 AND kind = $2 AND version = $3",
+                    &format!("SELECT {DOCUMENT_COLUMNS} FROM documents WHERE project_id = $1 AND kind = $2 AND version = $3"),
                     &[&self.project(), &kind.stem(), &(v as i64)],
                 )?
                 .map(|r| from_row(kind, &r)),
@@ -86,7 +86,7 @@ impl DocumentStore for PgStore {
 
     fn document_versions(&self, kind: DocKind) -> Result<Vec<Document>, StoreError> {
         let rows = self.db()?.query(
-            "SELECT version, content, created_at FROM documents WHERE project_id = $1 AND kind = $2 ORDER BY version DESC",
+            &format!("SELECT {DOCUMENT_COLUMNS} FROM documents WHERE project_id = $1 AND kind = $2 ORDER BY version DESC"),
             &[&self.project(), &kind.stem()],
         )?;
         Ok(rows.iter().map(|r| from_row(kind, r)).collect())

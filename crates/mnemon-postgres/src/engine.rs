@@ -10,7 +10,9 @@ use mnemon_core::engine::{
 };
 use mnemon_core::memory::{HotItem, Message, Operation, Priority, StoreError, Timestamp};
 use mnemon_core::optimize::{Artifact, Substitution};
-use mnemon_core::store::sql::{StoredArtifact, StoredSubstitution, replacement_columns};
+use mnemon_core::store::sql::{
+    ARTIFACT_COLUMNS, SUBSTITUTION_COLUMNS, StoredArtifact, StoredSubstitution, replacement_columns,
+};
 use tokio_postgres::Row;
 
 use crate::PgStore;
@@ -95,8 +97,10 @@ impl PgStore {
 
     fn stored_artifacts(&self, path: Option<&str>) -> Result<Vec<Artifact>, StoreError> {
         let rows = self.db()?.query(
-            "SELECT path, technique, content FROM artifacts
-             WHERE project_id = $1 AND ($2::text IS NULL OR path = $2) ORDER BY path COLLATE \"C\"",
+            &format!(
+                "SELECT {ARTIFACT_COLUMNS} FROM artifacts
+                 WHERE project_id = $1 AND ($2::text IS NULL OR path = $2) ORDER BY path COLLATE \"C\""
+            ),
             &[&self.project(), &path],
         )?;
         rows.iter()
@@ -283,8 +287,9 @@ impl EngineStore for PgStore {
             return Ok(Vec::new());
         }
         let rows = self.db()?.query(
-            "SELECT op_seq, technique, kind, text, tokens, reason, original_tokens
-             FROM substitutions WHERE project_id = $1 AND op_seq = ANY($2)",
+            &format!(
+                "SELECT {SUBSTITUTION_COLUMNS} FROM substitutions WHERE project_id = $1 AND op_seq = ANY($2)"
+            ),
             &[&self.project(), &seqs],
         )?;
         rows.iter()

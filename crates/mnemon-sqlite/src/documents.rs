@@ -2,7 +2,7 @@
 
 use mnemon_core::memory::episodic::NextVersion;
 use mnemon_core::memory::{DocKind, Document, DocumentStore, StoreError, Timestamp};
-use mnemon_core::store::sql;
+use mnemon_core::store::sql::{self, DOCUMENT_COLUMNS};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::SqliteStore;
@@ -18,7 +18,7 @@ fn current(
     kind: DocKind,
 ) -> Result<Option<Document>, StoreError> {
     conn.query_row(
-        "SELECT version, content, created_at FROM documents WHERE project_id = ?1 AND kind = ?2 ORDER BY version DESC LIMIT 1",
+        &format!("SELECT {DOCUMENT_COLUMNS} FROM documents WHERE project_id = ?1 AND kind = ?2 ORDER BY version DESC LIMIT 1"),
         params![store.project_id, kind.stem()],
         from_row(kind),
     )
@@ -74,7 +74,7 @@ impl DocumentStore for SqliteStore {
             None => current(&conn, self, kind)?,
             Some(v) => conn
                 .query_row(
-                    "SELECT version, content, created_at FROM documents WHERE project_id = ?1 AND kind = ?2 AND version = ?3",
+                    &format!("SELECT {DOCUMENT_COLUMNS} FROM documents WHERE project_id = ?1 AND kind = ?2 AND version = ?3"),
                     params![self.project_id, kind.stem(), v as i64],
                     from_row(kind),
                 )
@@ -87,7 +87,7 @@ impl DocumentStore for SqliteStore {
     fn document_versions(&self, kind: DocKind) -> Result<Vec<Document>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn
-            .prepare_cached("SELECT version, content, created_at FROM documents WHERE project_id = ?1 AND kind = ?2 ORDER BY version DESC")
+            .prepare_cached(&format!("SELECT {DOCUMENT_COLUMNS} FROM documents WHERE project_id = ?1 AND kind = ?2 ORDER BY version DESC"))
             .map_err(|e| self.err(e))?;
         stmt.query_map(params![self.project_id, kind.stem()], from_row(kind))
             .and_then(|rows| rows.collect())

@@ -3,7 +3,9 @@
 
 use mnemon_core::memory::{StoreError, Timestamp};
 use mnemon_core::optimize::{Artifact, Substitution};
-use mnemon_core::store::sql::{StoredArtifact, StoredSubstitution, replacement_columns};
+use mnemon_core::store::sql::{
+    ARTIFACT_COLUMNS, SUBSTITUTION_COLUMNS, StoredArtifact, StoredSubstitution, replacement_columns,
+};
 use rusqlite::{Connection, params};
 
 use crate::SqliteStore;
@@ -19,10 +21,10 @@ impl SqliteStore {
         let wanted: std::collections::BTreeSet<i64> = seqs.iter().copied().collect();
         let conn = self.conn();
         let mut stmt = conn
-            .prepare_cached(
-                "SELECT op_seq, technique, kind, text, tokens, reason, original_tokens
-                 FROM substitutions WHERE project_id = ?1 AND op_seq BETWEEN ?2 AND ?3",
-            )
+            .prepare_cached(&format!(
+                "SELECT {SUBSTITUTION_COLUMNS}
+                 FROM substitutions WHERE project_id = ?1 AND op_seq BETWEEN ?2 AND ?3"
+            ))
             .map_err(|e| self.err(e))?;
         let rows: Vec<StoredSubstitution> = stmt
             .query_map(params![self.project_id, lo, hi], |r| {
@@ -39,10 +41,10 @@ impl SqliteStore {
     pub(crate) fn stored_artifacts(&self, path: Option<&str>) -> Result<Vec<Artifact>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn
-            .prepare_cached(
-                "SELECT path, technique, content FROM artifacts
-                 WHERE project_id = ?1 AND (?2 IS NULL OR path = ?2) ORDER BY path",
-            )
+            .prepare_cached(&format!(
+                "SELECT {ARTIFACT_COLUMNS} FROM artifacts
+                 WHERE project_id = ?1 AND (?2 IS NULL OR path = ?2) ORDER BY path"
+            ))
             .map_err(|e| self.err(e))?;
         let rows: Vec<StoredArtifact> = stmt
             .query_map(params![self.project_id, path], |r| {
