@@ -14,14 +14,18 @@
 mod concurrency;
 mod forget;
 mod full;
+mod in_memory;
 mod logs;
 mod tiers;
+mod units;
 
 pub use concurrency::*;
 pub use logs::*;
 pub use tiers::*;
+pub use units::*;
 
 pub use full::run_full;
+pub use in_memory::InMemoryStore;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -73,6 +77,10 @@ pub fn run_all<S: Store + 'static>(fresh: &dyn Fn() -> S) {
     thousands_of_records(fresh);
     concurrent_writers_lose_nothing(fresh);
     agents_adding_goals_never_conflict(fresh);
+    a_failed_unit_leaves_no_row_and_no_operation(fresh);
+    a_panicking_unit_is_rolled_back_and_the_store_still_works(fresh);
+    a_unit_inside_a_unit_joins_it(fresh);
+    other_threads_wait_for_a_unit_and_never_read_half_of_it(fresh);
 }
 
 /// An engine over `store` for a model with a `window`-token context, using

@@ -1,0 +1,130 @@
+//! Conformance: units of work. A row and the operation that records it
+//! commit together; a unit that fails or panics leaves nothing behind; a
+//! unit inside a unit joins it; other threads wait and never read half of
+//! one.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+
+use mnemon_core::memory::{
+    Atomically, EntityKind, EntityQuery, HotKind, Memory, NewEntity, NewOperation, OperationQuery,
+    Store, StoreError,
+};
+
+use crate::memory;
+
+fn task(title: &str) -> NewEntity {
+    NewEntity {
+        kind: EntityKind::Task,
+        title: title.into(),
+        description: None,
+        priority: None,
+        parent: None,
+    }
+}
+
+fn logged<S: Store>(m: &Memory<S>, kind: &str) -> usize {
+    m.store()
+        .operations(&OperationQuery {
+            kind: Some(kind.into()),
+            ..OperationQuery::default()
+        })
+        .unwrap()
+        .len()
+}
+
+fn tasks<S: Store>(m: &Memory<S>) -> usize {
+    m.store().entities(&EntityQuery::default()).unwrap().len()
+}
+
+pub fn a_failed_unit_leaves_no_row_and_no_operation<S: Store>(fresh: &dyn Fn() -> S) {
+    let m = memory(fresh(), "units");
+    let err = m
+        .store()
+        .atomically(|| {
+            m.create_entity(&task("first"))?;
+            m.add_hot(HotKind::Constraint, "stay under budget", None, None, None)?;
+            // Refused by the memory layer after two writes went through.
+            m.record(NewOperation {
+                kind: " ".into(),
+                ..NewOperation::default()
+            })
+        })
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Invalid(_)), "{err}");
+    assert_eq!(tasks(&m), 0);
+    assert_eq!(logged(&m, "entity_created"), 0);
+    assert!(m.hot().unwrap().items.is_empty());
+    // The next write starts clean and takes the number the unit gave back.
+    assert_eq!(m.create_entity(&task("second")).unwrap().number, 1);
+    assert_eq!(logged(&m, "entity_created"), 1);
+}
+
+pub fn a_panicking_unit_is_rolled_back_and_the_store_still_works<S: Store>(fresh: &dyn Fn() -> S) {
+    let m = memory(fresh(), "units");
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        m.store()
+            .atomically(|| -> Result<(), StoreError> {
+                m.create_entity(&task("lost"))?;
+                panic!("the caller's code failed mid-unit");
+            })
+            .ok();
+    }));
+    assert!(caught.is_err());
+    assert_eq!(tasks(&m), 0);
+    assert_eq!(logged(&m, "entity_created"), 0);
+    m.create_entity(&task("kept")).unwrap();
+    assert_eq!(tasks(&m), 1);
+}
+
+pub fn a_unit_inside_a_unit_joins_it<S: Store>(fresh: &dyn Fn() -> S) {
+    let m = memory(fresh(), "units");
+    let err = m
+        .store()
+        .atomically(|| {
+            m.store().atomically(|| m.create_entity(&task("inner")))?;
+            assert_eq!(tasks(&m), 1, "the unit reads its own writes");
+            Err::<(), _>(StoreError::Invalid("the outer unit fails".into()))
+        })
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Invalid(_)));
+    assert_eq!(tasks(&m), 0, "the inner unit went with the outer one");
+    m.store()
+        .atomically(|| {
+            m.store().atomically(|| m.create_entity(&task("inner")))?;
+            m.create_entity(&task("outer"))
+        })
+        .unwrap();
+    assert_eq!(tasks(&m), 2);
+    assert_eq!(logged(&m, "entity_created"), 2);
+}
+
+pub fn other_threads_wait_for_a_unit_and_never_read_half_of_it<S: Store + 'static>(
+    fresh: &dyn Fn() -> S,
+) {
+    let m = Arc::new(memory(fresh(), "units"));
+    let finished = Arc::new(AtomicBool::new(false));
+    let started = Arc::new(Barrier::new(2));
+    let reader = {
+        let (m, finished, started) = (m.clone(), finished.clone(), started.clone());
+        std::thread::spawn(move || {
+            started.wait();
+            // Asked while the unit holds its first entity uncommitted.
+            let seen = tasks(&m);
+            (seen, finished.load(Ordering::SeqCst))
+        })
+    };
+    m.store()
+        .atomically(|| {
+            m.create_entity(&task("one"))?;
+            started.wait();
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            m.create_entity(&task("two"))?;
+            finished.store(true, Ordering::SeqCst);
+            Ok(())
+        })
+        .unwrap();
+    let (seen, after) = reader.join().unwrap();
+    assert!(after, "the reader ran inside the unit");
+    assert_eq!(seen, 2);
+}
