@@ -3,7 +3,8 @@
 //! records), search finds none of it, summaries and checkpoints lose what
 //! came from it and still verify, and a bad target forgets nothing.
 
-use mnemon_core::assemble::retrieve::{ALL_SOURCES, SearchStore};
+use mnemon_core::assemble::retrieve::{ALL_SOURCES, HitSource, SearchStore};
+use mnemon_core::assemble::semantic::{Quantized, StoredVector};
 use mnemon_core::engine::forget::{ForgetTarget, Forgotten};
 use mnemon_core::engine::{Checkpoint, EngineStore};
 use mnemon_core::memory::{
@@ -17,6 +18,35 @@ use crate::{SteppingClock, T0, engine};
 
 fn found<S: SearchStore>(s: &S, word: &str) -> usize {
     s.search(word, 50, &ALL_SOURCES).unwrap().len()
+}
+
+const MODEL: &str = "conformance-model";
+
+/// A vector for every operation and message the log holds now.
+fn vectors_for_every_record<S: EngineStore + SearchStore>(s: &S) {
+    let (ops, msgs) = s.log_heads().unwrap();
+    let mut vectors = Vec::new();
+    for (source, last) in [(HitSource::Operation, ops), (HitSource::Message, msgs)] {
+        for row in s.unembedded(MODEL, source, 0, last as usize).unwrap() {
+            vectors.push(StoredVector {
+                source,
+                row,
+                chunk: 0,
+                vector: Quantized::of(&[1.0, 0.5, row as f32]),
+            });
+        }
+    }
+    assert!(!vectors.is_empty());
+    s.put_vectors(MODEL, &vectors).unwrap();
+}
+
+/// The records that have a stored vector.
+fn vectored<S: SearchStore>(s: &S) -> Vec<(HitSource, i64)> {
+    s.vectors_since(MODEL, 0, 10_000)
+        .unwrap()
+        .into_iter()
+        .map(|(_, v)| (v.source, v.row))
+        .collect()
 }
 
 /// A note, a decision and a message about "kestrel", copied into a
@@ -61,6 +91,7 @@ pub fn forgetting_leaves_no_trace<B: Backend>(b: &B) {
     e.compact(false).unwrap();
     let cp = e.checkpoint("manual").unwrap();
     let s = m.store();
+    vectors_for_every_record(s);
     assert!(
         found(s, "kestrel") >= 4,
         "before: the note, its log line, the decision, the message"
@@ -117,6 +148,22 @@ pub fn forgetting_leaves_no_trace<B: Backend>(b: &B) {
         "the log lines of the note, the decision and its hot item: {f:?}"
     );
     assert_eq!(found(s, "kestrel"), 0, "search finds nothing forgotten");
+    let kept = vectored(s);
+    assert!(
+        !kept.contains(&(HitSource::Message, said.seq)),
+        "a forgotten message's vector goes with it"
+    );
+    for seq in &f.operations {
+        assert!(
+            !kept.contains(&(HitSource::Operation, *seq)),
+            "a forgotten operation's vector goes with it"
+        );
+    }
+    assert!(
+        kept.iter()
+            .any(|(source, _)| *source == HitSource::Operation),
+        "the vectors of what stays, stay"
+    );
     assert!(matches!(
         s.hot_item(&note.id),
         Err(StoreError::NotFound { .. })

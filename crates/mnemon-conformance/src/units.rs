@@ -1,7 +1,6 @@
 //! Conformance: units of work. A row and the operation that records it
 //! commit together; a unit that fails or panics leaves nothing behind; a
-//! unit inside a unit joins it; other threads wait and never read half of
-//! one.
+//! unit inside a unit joins it; other threads never read half of one.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
@@ -99,9 +98,7 @@ pub fn a_unit_inside_a_unit_joins_it<S: Store>(fresh: &dyn Fn() -> S) {
     assert_eq!(logged(&m, "entity_created"), 2);
 }
 
-pub fn other_threads_wait_for_a_unit_and_never_read_half_of_it<S: Store + 'static>(
-    fresh: &dyn Fn() -> S,
-) {
+pub fn other_threads_never_read_half_of_a_unit<S: Store + 'static>(fresh: &dyn Fn() -> S) {
     let m = Arc::new(memory(fresh(), "units"));
     let finished = Arc::new(AtomicBool::new(false));
     let started = Arc::new(Barrier::new(2));
@@ -125,6 +122,11 @@ pub fn other_threads_wait_for_a_unit_and_never_read_half_of_it<S: Store + 'stati
         })
         .unwrap();
     let (seen, after) = reader.join().unwrap();
-    assert!(after, "the reader ran inside the unit");
-    assert_eq!(seen, 2);
+    // A store that locks makes the reader wait for the whole unit (SQLite,
+    // the in-memory store); one with snapshots lets it read what was there
+    // before (PostgreSQL). Half of the unit is never seen.
+    assert!(
+        (seen == 2 && after) || seen == 0,
+        "the reader saw {seen} of the unit's 2 entities"
+    );
 }

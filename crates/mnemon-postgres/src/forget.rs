@@ -7,7 +7,7 @@
 //! live data lose the text at once and the free space is reused.
 
 use mnemon_core::engine::forget::{
-    Cell, ForgetAudit, ForgetRows, Forgotten, Held, HeldKind, Matched,
+    Cell, ForgetAudit, ForgetRows, ForgetSql, Forgotten, Held, HeldKind, Matched,
 };
 use mnemon_core::memory::{StoreError, Timestamp};
 use tokio_postgres::Row;
@@ -81,7 +81,7 @@ impl PgStore {
     }
 }
 
-impl ForgetRows for PgStore {
+impl ForgetSql for PgStore {
     fn mark(&self) -> fn(usize) -> String {
         |n| format!("${n}")
     }
@@ -93,7 +93,9 @@ impl ForgetRows for PgStore {
     fn positions(&self, sql: &str, arg: Cell<'_>) -> Result<Vec<i64>, StoreError> {
         self.forget_column(sql, sql_values(&[arg])[0])
     }
+}
 
+impl ForgetRows for PgStore {
     fn message_seq(&self, id: &str) -> Result<i64, StoreError> {
         let db = self.db()?;
         let full = resolve_id(&db, "messages", "message", self.project(), id)?;
@@ -155,8 +157,6 @@ impl ForgetRows for PgStore {
         )
     }
 
-    /// The row's vectors go with it (SQLite's triggers do this; this
-    /// table has no project column).
     fn held(&self, kind: HeldKind) -> Result<Vec<Held>, StoreError> {
         let mut sql = kind.select_statement(self.mark());
         // The order SQLite reads them in: as written, and paths bytewise.

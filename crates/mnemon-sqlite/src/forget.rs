@@ -4,7 +4,7 @@
 //! every connection), so the text is not left in the file's free space.
 
 use mnemon_core::engine::forget::{
-    Cell, ForgetAudit, ForgetRows, Forgotten, Held, HeldKind, Matched,
+    Cell, ForgetAudit, ForgetRows, ForgetSql, Forgotten, Held, HeldKind, Matched,
 };
 use mnemon_core::memory::{StoreError, Timestamp};
 use rusqlite::{ToSql, params};
@@ -101,7 +101,7 @@ impl SqliteStore {
     }
 }
 
-impl ForgetRows for SqliteStore {
+impl ForgetSql for SqliteStore {
     fn mark(&self) -> fn(usize) -> String {
         |n| format!("?{n}")
     }
@@ -113,7 +113,9 @@ impl ForgetRows for SqliteStore {
     fn positions(&self, sql: &str, arg: Cell<'_>) -> Result<Vec<i64>, StoreError> {
         self.forget_column(sql, Some(&sql_values(&[arg])[0]))
     }
+}
 
+impl ForgetRows for SqliteStore {
     fn message_seq(&self, id: &str) -> Result<i64, StoreError> {
         let full = resolve_id(
             &self.conn(),

@@ -220,8 +220,9 @@ pub trait Store:
     /// commits together when it returns `Ok`, and none does when it fails or
     /// panics. A row and the operation that records it (an entity and its
     /// `entity_created`, a decision, its operation and its hot item) must not
-    /// be split by a killed process. Other users of the store wait until the
-    /// unit ends and never see half of it; a unit inside a unit joins it.
+    /// be split by a killed process. Other users of the store never see half
+    /// of it: they wait until it ends, or read what was there before it (a
+    /// store with snapshots); a unit inside a unit joins it.
     ///
     /// `f` is called once. It takes no value back so that the trait can be
     /// a trait object (`dyn Backend`); [`Atomically::atomically`] is the

@@ -27,7 +27,7 @@ use serde_json::Value;
 mod rows;
 mod walk;
 
-pub use rows::{Cell, ForgetRows, Held, HeldKind, Matched};
+pub use rows::{Cell, ForgetRows, ForgetSql, ForgetWrites, Held, HeldKind, Matched};
 pub use walk::forget;
 
 use super::checkpoint::Checkpoint;

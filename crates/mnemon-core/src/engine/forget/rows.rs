@@ -1,5 +1,5 @@
 //! The rows forgetting reads and writes: what a backend supplies, as SQL
-//! or otherwise. Which rows follow which, and what is rewritten, is
+//! ([`ForgetSql`]) or otherwise. Which rows follow which, and what is rewritten, is
 //! decided once, by the walk beside it (`walk.rs`).
 
 use crate::memory::StoreError;
@@ -244,8 +244,8 @@ fn marked(sql: &str, mark: fn(usize) -> String) -> String {
     out
 }
 
-/// [`ForgetRows::execute`] of statements written with `{n}` marks.
-fn run<R: ForgetRows + ?Sized>(
+/// [`ForgetSql::execute`] of statements written with `{n}` marks.
+fn run<R: ForgetSql + ?Sized>(
     rows: &R,
     statements: &[&str],
     args: &[Cell<'_>],
@@ -255,27 +255,12 @@ fn run<R: ForgetRows + ?Sized>(
     rows.execute(&sql, args)
 }
 
-/// The row-level operations forgetting needs from a backend, each scoped
-/// to the store's project. They run inside the unit of work forgetting
+/// The rows forgetting reads from a backend, each scoped to the store's
+/// project: what the backend's own query language finds (a phrase, a JSON
+/// field, an id's prefix). They run inside the unit of work forgetting
 /// opens ([`crate::memory::Store::unit_of_work`]): a failure anywhere
 /// leaves every row as it was.
-///
-/// The statements both SQL backends write alike are provided here over
-/// three primitives ([`ForgetRows::mark`], [`ForgetRows::execute`],
-/// [`ForgetRows::positions`]); a backend writes only the queries its
-/// dialect words differently.
-pub trait ForgetRows {
-    /// How the backend's driver writes placeholder `n` (`?2`, `$2`).
-    fn mark(&self) -> fn(usize) -> String;
-
-    /// Runs each statement in order, placeholder 1 the project and 2, 3 …
-    /// `args`, inside the unit of work.
-    fn execute(&self, statements: &[String], args: &[Cell<'_>]) -> Result<(), StoreError>;
-
-    /// The first column, an integer, of every row of `sql`, placeholder 1
-    /// the project and 2 `arg`.
-    fn positions(&self, sql: &str, arg: Cell<'_>) -> Result<Vec<i64>, StoreError>;
-
+pub trait ForgetRows: ForgetWrites {
     /// The position of the message whose id is `id` or starts with it.
     /// `NotFound` when none is, `Ambiguous` when several are.
     fn message_seq(&self, id: &str) -> Result<i64, StoreError>;
@@ -295,15 +280,73 @@ pub trait ForgetRows {
     fn operations_logging(&self, id: &str) -> Result<Vec<i64>, StoreError>;
 
     /// Every row of `kind` ([`HeldKind::select_statement`] and
-    /// [`HeldKind::read`]).
+    /// [`HeldKind::read`] for a SQL backend).
     fn held(&self, kind: HeldKind) -> Result<Vec<Held>, StoreError>;
 
     /// Called once a forgetting (not a dry run) has committed: a backend
     /// frees the space the rows held, best effort (a forgetting that
     /// committed is never reported as failed).
     fn after_forgetting(&self, _forgotten: &super::Forgotten) {}
+}
 
+/// The rows forgetting removes and rewrites. What follows what (a hot
+/// item's history, a decision's supersession, an operation's stand-in) is
+/// in each method's contract. A SQL backend gets them all from
+/// [`ForgetSql`]; a store that keeps rows another way writes them.
+pub trait ForgetWrites {
     /// The positions of a session's operations and of its messages.
+    fn session_logs(&self, id: &str) -> Result<(Vec<i64>, Vec<i64>), StoreError>;
+
+    /// Removes the operation at `seq`, the optimizer's stand-in for it and
+    /// its vectors.
+    fn delete_operation(&self, seq: i64) -> Result<(), StoreError>;
+
+    /// Removes the message at `seq` and its vectors.
+    fn delete_message(&self, seq: i64) -> Result<(), StoreError>;
+
+    /// Removes a hot item with its history; items under it lose their
+    /// parent, and the hot context's version moves on so readers that
+    /// cached it see that it changed.
+    fn delete_hot_item(&self, id: &str) -> Result<(), StoreError>;
+
+    /// Removes a decision; one it superseded is no longer marked so.
+    fn delete_decision(&self, id: &str) -> Result<(), StoreError>;
+
+    fn delete_session(&self, id: &str) -> Result<(), StoreError>;
+
+    /// Writes `row`'s text columns ([`Held::text`]) over the stored row of
+    /// its table and key ([`Held::key`]), moving its version on when
+    /// [`Held::versioned`].
+    fn rewrite_held(&self, row: &Held) -> Result<(), StoreError>;
+
+    /// Removes the stored row of `row`'s table and key. Forgetting removes
+    /// compactions and checkpoints of forgotten sessions, archives and
+    /// document versions; the other rows it only rewrites.
+    fn remove_held(&self, row: &Held) -> Result<(), StoreError>;
+
+    /// Appends `audit` to the audit of forgetting.
+    fn record_forgetting(&self, audit: &ForgetAudit) -> Result<(), StoreError>;
+}
+
+/// What a SQL backend gives forgetting: its placeholders, and running its
+/// statements. [`ForgetWrites`] is then written once, here, as statements
+/// both SQL backends word alike (their tables and columns are named
+/// alike). The vectors table has no project column: a record's vectors are
+/// found through the record, which has one.
+pub trait ForgetSql {
+    /// How the backend's driver writes placeholder `n` (`?2`, `$2`).
+    fn mark(&self) -> fn(usize) -> String;
+
+    /// Runs each statement in order, placeholder 1 the project and 2, 3 …
+    /// `args`, inside the unit of work.
+    fn execute(&self, statements: &[String], args: &[Cell<'_>]) -> Result<(), StoreError>;
+
+    /// The first column, an integer, of every row of `sql`, placeholder 1
+    /// the project and 2 `arg`.
+    fn positions(&self, sql: &str, arg: Cell<'_>) -> Result<Vec<i64>, StoreError>;
+}
+
+impl<S: ForgetSql + ?Sized> ForgetWrites for S {
     fn session_logs(&self, id: &str) -> Result<(Vec<i64>, Vec<i64>), StoreError> {
         let of = |table: &str| {
             let sql =
@@ -313,11 +356,11 @@ pub trait ForgetRows {
         Ok((of("operations")?, of("messages")?))
     }
 
-    /// Removes the operation at `seq` and the optimizer's stand-in for it.
     fn delete_operation(&self, seq: i64) -> Result<(), StoreError> {
         run(
             self,
             &[
+                "DELETE FROM vectors WHERE source = 'operation' AND record = {2} AND record IN (SELECT seq FROM operations WHERE project_id = {1})",
                 "DELETE FROM substitutions WHERE project_id = {1} AND op_seq = {2}",
                 "DELETE FROM operations WHERE project_id = {1} AND seq = {2}",
             ],
@@ -328,14 +371,14 @@ pub trait ForgetRows {
     fn delete_message(&self, seq: i64) -> Result<(), StoreError> {
         run(
             self,
-            &["DELETE FROM messages WHERE project_id = {1} AND seq = {2}"],
+            &[
+                "DELETE FROM vectors WHERE source = 'message' AND record = {2} AND record IN (SELECT seq FROM messages WHERE project_id = {1})",
+                "DELETE FROM messages WHERE project_id = {1} AND seq = {2}",
+            ],
             &[Cell::Int(seq)],
         )
     }
 
-    /// Removes a hot item with its history; items under it lose their
-    /// parent, and the hot context's version moves on so readers that
-    /// cached it see that it changed.
     fn delete_hot_item(&self, id: &str) -> Result<(), StoreError> {
         run(
             self,
@@ -353,7 +396,6 @@ pub trait ForgetRows {
         )
     }
 
-    /// Removes a decision; one it superseded is no longer marked so.
     fn delete_decision(&self, id: &str) -> Result<(), StoreError> {
         run(
             self,
@@ -373,23 +415,16 @@ pub trait ForgetRows {
         )
     }
 
-    /// Writes `row`'s text columns ([`Held::text`]) over the stored row of
-    /// its table and key ([`Held::key`]), moving its version on when
-    /// [`Held::versioned`].
     fn rewrite_held(&self, row: &Held) -> Result<(), StoreError> {
         let (sql, values) = row.update_statement(self.mark());
         self.execute(&[sql], &values)
     }
 
-    /// Removes the stored row of `row`'s table and key. Forgetting removes
-    /// compactions and checkpoints of forgotten sessions, archives and
-    /// document versions; the other rows it only rewrites.
     fn remove_held(&self, row: &Held) -> Result<(), StoreError> {
         let (sql, values) = row.delete_statement(self.mark());
         self.execute(&[sql], &values)
     }
 
-    /// Appends `audit` to the audit of forgetting.
     fn record_forgetting(&self, audit: &ForgetAudit) -> Result<(), StoreError> {
         let targets = serde_json::to_string(&audit.targets)
             .map_err(|e| StoreError::Invalid(format!("cannot encode the audit: {e}")))?;
