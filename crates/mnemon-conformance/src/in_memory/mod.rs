@@ -13,19 +13,26 @@
 //! inside a unit joins it), and others wait, as they would for SQLite's
 //! write lock. Readers take the same turn, so none reads half of a unit.
 
+mod engine;
+mod forget;
 mod log;
 mod records;
+mod search;
 mod tiers;
 mod words;
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::ThreadId;
 
+use mnemon_core::assemble::semantic::StoredVector;
+use mnemon_core::engine::forget::ForgetAudit;
+use mnemon_core::engine::{Calibration, CompactionRecord, StoredCheckpoint};
 use mnemon_core::memory::handle::IdLookup;
 use mnemon_core::memory::{
     DecisionRecord, Document, Entity, HotItem, Message, Operation, Session, Store, StoreError,
     Timestamp,
 };
+use mnemon_core::optimize::{Artifact, Substitution};
 
 /// One project's rows, each table in the order its rows were written.
 #[derive(Debug, Clone, Default)]
@@ -38,12 +45,51 @@ struct Tables {
     last_message: i64,
     sessions: Vec<Arc<Session>>,
     hot_items: Vec<Arc<HotItem>>,
+    /// Every version of every hot item, as it was written.
+    hot_history: Vec<Arc<HotItem>>,
     last_hot: u64,
     hot_version: u64,
-    decisions: Vec<Arc<DecisionRecord>>,
+    decisions: Vec<Arc<Keyed<DecisionRecord>>>,
+    last_decision: i64,
     /// With the time each was deleted: a deleted entity keeps its number.
     entities: Vec<Arc<(Entity, Option<Timestamp>)>>,
-    documents: Vec<Arc<Document>>,
+    documents: Vec<Arc<Keyed<Document>>>,
+    last_document: i64,
+    /// Per agent: the state's version and its JSON, as the SQL backends
+    /// keep it (forgetting rewrites the text).
+    engine_states: Vec<Arc<(String, u64, String)>>,
+    calibrations: Vec<(String, Calibration)>,
+    checkpoints: Vec<Arc<StoredCheckpoint>>,
+    compactions: Vec<Arc<Keyed<CompactionRecord>>>,
+    last_compaction: i64,
+    substitutions: Vec<Arc<Substitution>>,
+    artifacts: Vec<Arc<Artifact>>,
+    forgettings: Vec<Arc<ForgetAudit>>,
+    /// Vectors with the position each was stored at; a replaced vector is
+    /// stored again at a new position, so readers see it as new.
+    vectors: Vec<Arc<Keyed<(String, StoredVector)>>>,
+    last_vector: i64,
+}
+
+/// A row and the key the store gave it, which search and forgetting name
+/// it by.
+#[derive(Debug, Clone)]
+struct Keyed<T> {
+    key: i64,
+    row: T,
+}
+
+impl<T> std::ops::Deref for Keyed<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.row
+    }
+}
+
+impl<T> std::ops::DerefMut for Keyed<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.row
+    }
 }
 
 /// Who holds the store now, and how many calls deep.

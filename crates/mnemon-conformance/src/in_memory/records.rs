@@ -9,7 +9,7 @@ use mnemon_core::memory::{
     decision_id, drawn_decision_id,
 };
 
-use super::{Ids, InMemoryStore, Tables, new_id};
+use super::{Ids, InMemoryStore, Keyed, Tables, new_id};
 
 impl Tables {
     fn decision_index(&self, id: &str) -> Result<usize, StoreError> {
@@ -50,6 +50,30 @@ impl Tables {
         self.entities.iter().filter(|e| e.1.is_none()).map(|e| &e.0)
     }
 
+    /// Saves `content` as `kind`'s next version, unless it is the current
+    /// one but for its time, and keeps `keep_versions` old ones.
+    pub(super) fn save_document(
+        &mut self,
+        kind: DocKind,
+        content: &str,
+        at: Timestamp,
+        keep_versions: u64,
+    ) -> Document {
+        let doc = match Document::next(self.current_document(kind), kind, content, at) {
+            NextVersion::Same(doc) => return doc,
+            NextVersion::New(doc) => doc,
+        };
+        let oldest = doc.oldest_kept(keep_versions);
+        self.last_document += 1;
+        self.documents.push(Arc::new(Keyed {
+            key: self.last_document,
+            row: doc.clone(),
+        }));
+        self.documents
+            .retain(|d| d.kind != kind || d.version >= oldest);
+        doc
+    }
+
     fn current_document(&self, kind: DocKind) -> Option<Document> {
         self.documents
             .iter()
@@ -73,7 +97,11 @@ impl DecisionStore for InMemoryStore {
                     id,
                     ..draft.clone()
                 };
-                t.decisions.push(Arc::new(r.clone()));
+                t.last_decision += 1;
+                t.decisions.push(Arc::new(Keyed {
+                    key: t.last_decision,
+                    row: r.clone(),
+                }));
                 return Ok(r);
             }
             Err(StoreError::Backend(
@@ -245,17 +273,7 @@ impl DocumentStore for InMemoryStore {
         at: Timestamp,
         keep_versions: u64,
     ) -> Result<Document, StoreError> {
-        self.write(|t| {
-            let doc = match Document::next(t.current_document(kind), kind, content, at) {
-                NextVersion::Same(doc) => return Ok(doc),
-                NextVersion::New(doc) => doc,
-            };
-            let oldest = doc.oldest_kept(keep_versions);
-            t.documents.push(Arc::new(doc.clone()));
-            t.documents
-                .retain(|d| d.kind != kind || d.version >= oldest);
-            Ok(doc)
-        })
+        self.write(|t| Ok(t.save_document(kind, content, at, keep_versions)))
     }
 
     fn document(&self, kind: DocKind, version: Option<u64>) -> Result<Document, StoreError> {

@@ -185,6 +185,7 @@ impl HotStore for InMemoryStore {
                 updated_at: d.created_at,
             };
             t.hot_items.push(Arc::new(item.clone()));
+            t.hot_history.push(Arc::new(item.clone()));
             Ok(item)
         })
     }
@@ -216,6 +217,7 @@ impl HotStore for InMemoryStore {
             h.version += 1;
             h.updated_at = at;
             let item = h.clone();
+            t.hot_history.push(Arc::new(item.clone()));
             t.hot_version += 1;
             Ok(item)
         })

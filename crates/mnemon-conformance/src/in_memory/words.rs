@@ -32,6 +32,53 @@ pub(super) fn matches(query: &[Vec<String>], text: &str) -> bool {
     })
 }
 
+/// The words of a search, any of which may match, each a phrase of tokens
+/// whose last is a prefix when the word ends in `*` (`live*` finds
+/// "lives"), as the SQL backends' search reads a query.
+pub(super) struct Terms(Vec<(Vec<String>, bool)>);
+
+impl Terms {
+    /// `None` when the query holds no word.
+    pub(super) fn any_word(query: &str) -> Option<Terms> {
+        let terms: Vec<(Vec<String>, bool)> = query
+            .split(|c: char| !c.is_alphanumeric() && c != '_' && c != '*')
+            .map(|w| (tokens(w), w.ends_with('*')))
+            .filter(|(t, _)| !t.is_empty())
+            .collect();
+        (!terms.is_empty()).then_some(Terms(terms))
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// How often each term occurs in a row's columns.
+    pub(super) fn counts(&self, columns: &[Vec<String>]) -> Vec<usize> {
+        self.0
+            .iter()
+            .map(|(phrase, prefix)| {
+                columns
+                    .iter()
+                    .map(|have| {
+                        have.windows(phrase.len())
+                            .filter(|w| {
+                                let last = phrase.len() - 1;
+                                w.iter().zip(phrase).enumerate().all(|(i, (a, b))| {
+                                    if i == last && *prefix {
+                                        a.starts_with(b.as_str())
+                                    } else {
+                                        a == b
+                                    }
+                                })
+                            })
+                            .count()
+                    })
+                    .sum()
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -51,5 +98,14 @@ mod tests {
         let q = query("entity_type").unwrap();
         assert!(matches(&q, r#"{"entity_type":"epic"}"#));
         assert!(!matches(&q, "type of entity"));
+    }
+
+    #[test]
+    fn a_search_counts_any_word_and_a_star_is_a_prefix() {
+        let terms = Terms::any_word("kestr* port --").unwrap();
+        assert_eq!(terms.len(), 2, "a word with no letter or digit is not one");
+        let row = [tokens("kestrel runs on port 7000"), tokens("Kestrels")];
+        assert_eq!(terms.counts(&row), [2, 1]);
+        assert!(Terms::any_word("-- * _").is_none());
     }
 }

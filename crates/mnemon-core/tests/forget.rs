@@ -1,8 +1,9 @@
-//! Forgetting, as a property over random stores in real SQLite: whatever
+//! Forgetting, as a property over random in-memory stores: whatever
 //! subset of operations, messages and hot items is forgotten (before or
 //! after a compaction and a checkpoint copied them), no search and no
 //! context of any preset ever shows it again, and everything else is
-//! still found.
+//! still found. That each backend's search index lets go of what is
+//! forgotten is the conformance suite's check, run on every backend.
 
 #![allow(
     clippy::unwrap_used,
@@ -10,6 +11,7 @@
     reason = "tests: a panic with its message is the failure report"
 )]
 
+use mnemon_conformance::InMemoryStore;
 use mnemon_conformance::{SteppingClock, T0, engine};
 use mnemon_core::assemble::retrieve::{ALL_SOURCES, SearchStore};
 use mnemon_core::assemble::{BudgetPlan, Format, PRESETS};
@@ -18,7 +20,6 @@ use mnemon_core::engine::{ContextRequest, EngineStore};
 use mnemon_core::importance::Role;
 use mnemon_core::memory::{HotKind, NewMessage, NewOperation};
 use mnemon_core::tokens::ChatFormat;
-use mnemon_sqlite::SqliteStore;
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -55,7 +56,7 @@ proptest! {
         ),
         compact_first in any::<bool>(),
     ) {
-        let e = engine(SqliteStore::in_memory().unwrap(), 16_384, SteppingClock::starting(T0), "p");
+        let e = engine(InMemoryStore::new(), 16_384, SteppingClock::starting(T0), "p");
         let m = e.memory();
         let mut targets = Vec::new();
         let mut kept = Vec::new();

@@ -1,4 +1,4 @@
-//! Stored vectors (migration 0012): read back in the order stored, a
+//! Stored vectors: read back in the order stored, a
 //! replaced vector read again as new, records without one found with the
 //! filter retrieval uses, and the engine's own records never asked for.
 
@@ -8,6 +8,7 @@
     reason = "tests: a panic with its message is the failure report"
 )]
 
+use mnemon_conformance::InMemoryStore;
 use mnemon_conformance::{SteppingClock, T0, engine};
 use mnemon_core::assemble::retrieve::HitSource;
 use mnemon_core::assemble::semantic::{
@@ -16,12 +17,11 @@ use mnemon_core::assemble::semantic::{
 use mnemon_core::engine::Engine;
 use mnemon_core::importance::Role;
 use mnemon_core::memory::{NewMessage, NewOperation};
-use mnemon_sqlite::SqliteStore;
 use serde_json::json;
 
-fn fresh() -> Engine<SqliteStore> {
+fn fresh() -> Engine<InMemoryStore> {
     engine(
-        SqliteStore::in_memory().unwrap(),
+        InMemoryStore::new(),
         1_000_000,
         SteppingClock::starting(T0),
         "vectors",

@@ -2,7 +2,8 @@
 //! window fuller than it found it, and a compaction keeps the configured
 //! share of what it compresses, pinned items included. Checked at 4K, 16K
 //! and 128K windows, on short and long epochs, with and without pinned
-//! items, against the real SQLite store.
+//! items, on the in-memory store (core's rules; every backend keeps the
+//! same rows, as the conformance suite checks).
 
 #![allow(
     clippy::unwrap_used,
@@ -10,17 +11,17 @@
     reason = "tests: a panic with its message is the failure report"
 )]
 
+use mnemon_conformance::InMemoryStore;
 use mnemon_conformance::{SteppingClock, T0, engine};
 use mnemon_core::engine::{Engine, EngineEvent};
 use mnemon_core::memory::NewOperation;
-use mnemon_sqlite::SqliteStore;
 use serde_json::json;
 
 const WINDOWS: [u64; 3] = [4_096, 16_384, 131_072];
 
-fn fresh(window: u64) -> Engine<SqliteStore> {
+fn fresh(window: u64) -> Engine<InMemoryStore> {
     engine(
-        SqliteStore::in_memory().unwrap(),
+        InMemoryStore::new(),
         window,
         SteppingClock::starting(T0),
         "orchestrator",
@@ -29,7 +30,7 @@ fn fresh(window: u64) -> Engine<SqliteStore> {
 
 /// `n` operations; with `pinned`, every fourth a decision or an error,
 /// which the summarizer keeps verbatim.
-fn history(e: &Engine<SqliteStore>, n: usize, pinned: bool) {
+fn history(e: &Engine<InMemoryStore>, n: usize, pinned: bool) {
     for i in 0..n {
         let (kind, status) = match i % 4 {
             1 if pinned => ("decision", None),

@@ -1,4 +1,4 @@
-//! The budget invariant end to end: random stores in real SQLite (operations,
+//! The budget invariant end to end: random in-memory stores (operations,
 //! messages, hot context, decisions, tasks and the documents rendered from
 //! them), every preset, random budgets, queries and formats. What the engine
 //! sends never exceeds the budget by one token when recounted from scratch,
@@ -13,6 +13,7 @@
 
 use std::collections::BTreeSet;
 
+use mnemon_conformance::InMemoryStore;
 use mnemon_conformance::{SteppingClock, T0, engine};
 use mnemon_core::assemble::{AssembleError, BudgetPlan, Format, PRESETS, SectionKind};
 use mnemon_core::engine::{ContextRequest, Engine, EngineError};
@@ -22,7 +23,6 @@ use mnemon_core::memory::{
     NewOperation, Priority,
 };
 use mnemon_core::tokens::{ChatFormat, Encoding, OpenAiBpe, TokenCounter, count_chat};
-use mnemon_sqlite::SqliteStore;
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -94,9 +94,9 @@ fn contents() -> impl Strategy<Value = Contents> {
         })
 }
 
-fn stored(c: &Contents) -> Engine<SqliteStore> {
+fn stored(c: &Contents) -> Engine<InMemoryStore> {
     let e = engine(
-        SqliteStore::in_memory().unwrap(),
+        InMemoryStore::new(),
         1_000_000,
         SteppingClock::starting(T0),
         "budget",

@@ -1,0 +1,345 @@
+//! The engine's rows: its state per agent, calibration, checkpoints,
+//! compactions, hot-item history, the optimizer's results, and the
+//! one-change [`EngineCommit`].
+
+use std::sync::Arc;
+
+use mnemon_core::engine::forget::ForgetAudit;
+use mnemon_core::engine::{
+    ACTION_KIND, Calibration, CompactionRecord, EngineCommit, EngineState, EngineStore, LiveTotals,
+    StoredCheckpoint, state_conflict,
+};
+use mnemon_core::memory::{HotItem, Message, Operation, StoreError};
+use mnemon_core::optimize::{Artifact, Substitution};
+
+use super::{InMemoryStore, Keyed, Tables};
+
+/// What this store's errors name as its place, where a file backend names
+/// its path.
+pub(super) const PLACE: &str = "the in-memory store";
+
+impl Tables {
+    /// Tokens and counts of a session's log after the given positions, and
+    /// the newest positions counted.
+    fn live(&self, session: &str, op_seq: i64, msg_seq: i64) -> (LiveTotals, i64, i64) {
+        let mut totals = LiveTotals::default();
+        let (mut op_head, mut msg_head) = (op_seq, msg_seq);
+        for o in self.operations.iter().filter(|o| {
+            o.seq > op_seq && o.kind != ACTION_KIND && o.session_id.as_deref() == Some(session)
+        }) {
+            totals.op_tokens += o.tokens;
+            totals.op_count += 1;
+            op_head = op_head.max(o.seq);
+        }
+        for m in self
+            .messages
+            .iter()
+            .filter(|m| m.seq > msg_seq && m.session_id.as_deref() == Some(session))
+        {
+            totals.msg_tokens += m.tokens;
+            totals.msg_count += 1;
+            msg_head = msg_head.max(m.seq);
+        }
+        (totals, op_head, msg_head)
+    }
+
+    /// Writes the state only over the version it names (`None`: no state
+    /// yet), else fails as another writer's win.
+    fn put_state(
+        &mut self,
+        expected: Option<u64>,
+        st: &EngineState,
+        text: &str,
+    ) -> Result<(), StoreError> {
+        let row = Arc::new((st.agent.clone(), st.version, text.to_string()));
+        let now = self.engine_states.iter().position(|s| s.0 == st.agent);
+        match (expected, now) {
+            (None, None) => self.engine_states.push(row),
+            (Some(v), Some(i)) if self.engine_states[i].1 == v => self.engine_states[i] = row,
+            _ => return Err(state_conflict(st)),
+        }
+        Ok(())
+    }
+
+    fn apply(&mut self, c: &EngineCommit) -> Result<Option<Operation>, StoreError> {
+        if let Some((expected, st, text)) = c.state_row()? {
+            self.put_state(expected, st, &text)?;
+        }
+        if let Some((model, cal)) = &c.calibration {
+            self.calibrations.retain(|(m, _)| m != model);
+            self.calibrations.push((model.clone(), *cal));
+        }
+        if let Some(cp) = &c.checkpoint {
+            // Another writer took this second's id between the engine's
+            // look-up and this commit: the action is evaluated again.
+            if self.checkpoints.iter().any(|x| x.id == cp.id) {
+                return Err(StoreError::StateConflict {
+                    agent: cp.agent.clone(),
+                });
+            }
+            self.checkpoints.push(Arc::new(cp.clone()));
+        }
+        for (id, change) in &c.sessions {
+            self.update_session(id, change)?;
+        }
+        for (kind, content) in &c.documents {
+            self.save_document(*kind, content, c.at, c.keep_versions);
+        }
+        if let Some(r) = &c.compaction {
+            self.last_compaction += 1;
+            self.compactions.push(Arc::new(Keyed {
+                key: self.last_compaction,
+                row: r.clone(),
+            }));
+        }
+        if !c.hot_restore.is_empty() {
+            for h in &c.hot_restore {
+                if let Some(item) = self.hot_items.iter_mut().find(|i| i.id == h.id) {
+                    let item = Arc::make_mut(item);
+                    item.text = h.text.clone();
+                    item.detail = h.detail.clone();
+                    item.priority = h.priority;
+                    item.status = h.status;
+                    item.version += 1;
+                    item.updated_at = c.at;
+                    let version = item.clone();
+                    self.hot_history.push(Arc::new(version));
+                }
+            }
+            self.hot_version += 1;
+        }
+        for s in &c.substitutions {
+            self.substitutions.retain(|x| x.op_seq != s.op_seq);
+            self.substitutions.push(Arc::new(s.clone()));
+        }
+        for a in &c.artifacts {
+            self.artifacts.retain(|x| x.path != a.path);
+            self.artifacts.push(Arc::new(a.clone()));
+        }
+        c.operation
+            .as_ref()
+            .map(|op| self.insert_operation(op))
+            .transpose()
+    }
+}
+
+/// The rows of `rows` at `seqs`, oldest first; missing ones left out.
+fn at<T: Clone>(rows: &[Arc<T>], seqs: &[i64], seq: impl Fn(&T) -> i64) -> Vec<T> {
+    let mut out: Vec<T> = rows
+        .iter()
+        .filter(|r| seqs.contains(&seq(r)))
+        .map(|r| T::clone(r))
+        .collect();
+    out.sort_by_key(|r| seq(r));
+    out
+}
+
+impl EngineStore for InMemoryStore {
+    fn engine_state(&self, agent: &str) -> Result<Option<EngineState>, StoreError> {
+        self.read(|t| {
+            t.engine_states
+                .iter()
+                .find(|s| s.0 == agent)
+                .map(|s| {
+                    let mut st: EngineState =
+                        serde_json::from_str(&s.2).map_err(|e| StoreError::Corrupt {
+                            path: PLACE.into(),
+                            reason: format!(
+                                "the engine state of agent `{agent}` does not parse: {e}"
+                            ),
+                        })?;
+                    st.version = s.1;
+                    Ok(st)
+                })
+                .transpose()
+        })
+    }
+
+    fn calibration(&self, model: &str) -> Result<Option<Calibration>, StoreError> {
+        self.read(|t| {
+            Ok(t.calibrations
+                .iter()
+                .find(|(m, _)| m == model)
+                .map(|(_, c)| *c))
+        })
+    }
+
+    fn live_totals(
+        &self,
+        session_id: &str,
+        op_seq: i64,
+        msg_seq: i64,
+    ) -> Result<LiveTotals, StoreError> {
+        self.read(|t| Ok(t.live(session_id, op_seq, msg_seq).0))
+    }
+
+    /// Writers take turns and positions are handed out in turn: a position
+    /// seen means every older one is there too.
+    fn live_totals_through(
+        &self,
+        session_id: &str,
+        op_seq: i64,
+        msg_seq: i64,
+    ) -> Result<Option<(LiveTotals, i64, i64)>, StoreError> {
+        self.read(|t| Ok(Some(t.live(session_id, op_seq, msg_seq))))
+    }
+
+    fn log_heads(&self) -> Result<(i64, i64), StoreError> {
+        self.read(|t| {
+            Ok((
+                t.operations.iter().map(|o| o.seq).max().unwrap_or(0),
+                t.messages.iter().map(|m| m.seq).max().unwrap_or(0),
+            ))
+        })
+    }
+
+    fn operations_after(
+        &self,
+        session_id: &str,
+        op_seq: i64,
+        limit: usize,
+    ) -> Result<Vec<Operation>, StoreError> {
+        self.read(|t| {
+            Ok(t.operations
+                .iter()
+                .rev()
+                .filter(|o| {
+                    o.seq > op_seq
+                        && o.kind != ACTION_KIND
+                        && o.session_id.as_deref() == Some(session_id)
+                })
+                .take(limit)
+                .map(|o| Operation::clone(o))
+                .collect())
+        })
+    }
+
+    fn messages_after(
+        &self,
+        session_id: &str,
+        msg_seq: i64,
+        limit: usize,
+    ) -> Result<Vec<Message>, StoreError> {
+        self.read(|t| {
+            Ok(t.messages
+                .iter()
+                .rev()
+                .filter(|m| m.seq > msg_seq && m.session_id.as_deref() == Some(session_id))
+                .take(limit)
+                .map(|m| Message::clone(m))
+                .collect())
+        })
+    }
+
+    fn operations_at(&self, seqs: &[i64]) -> Result<Vec<Operation>, StoreError> {
+        self.read(|t| Ok(at(&t.operations, seqs, |o| o.seq)))
+    }
+
+    fn messages_at(&self, seqs: &[i64]) -> Result<Vec<Message>, StoreError> {
+        self.read(|t| Ok(at(&t.messages, seqs, |m| m.seq)))
+    }
+
+    fn hot_item_at(&self, id: &str, version: u64) -> Result<HotItem, StoreError> {
+        self.read(|t| {
+            let item = t.hot_items.iter().find(|i| i.id == id);
+            let then = t
+                .hot_history
+                .iter()
+                .find(|h| h.id == id && h.version == version);
+            match (item, then) {
+                (Some(item), Some(then)) => Ok(HotItem {
+                    kind: item.kind,
+                    parent_id: item.parent_id.clone(),
+                    ..HotItem::clone(then)
+                }),
+                _ => Err(StoreError::NotFound {
+                    what: "hot-context item version",
+                    id: format!("{id}@{version}"),
+                }),
+            }
+        })
+    }
+
+    fn checkpoint(&self, id: &str) -> Result<StoredCheckpoint, StoreError> {
+        self.read(|t| {
+            t.checkpoints
+                .iter()
+                .find(|c| c.id == id.trim())
+                .map(|c| StoredCheckpoint::clone(c))
+                .ok_or_else(|| StoreError::NotFound {
+                    what: "checkpoint",
+                    id: id.to_string(),
+                })
+        })
+    }
+
+    fn checkpoints(&self, limit: usize) -> Result<Vec<StoredCheckpoint>, StoreError> {
+        self.read(|t| {
+            let mut all: Vec<(usize, &Arc<StoredCheckpoint>)> =
+                t.checkpoints.iter().enumerate().collect();
+            all.sort_by_key(|(i, c)| std::cmp::Reverse((c.created_at, *i)));
+            Ok(all
+                .into_iter()
+                .take(limit)
+                .map(|(_, c)| StoredCheckpoint::clone(c))
+                .collect())
+        })
+    }
+
+    fn last_compaction(
+        &self,
+        session_id: &str,
+        kind: &str,
+    ) -> Result<Option<CompactionRecord>, StoreError> {
+        self.read(|t| {
+            Ok(t.compactions
+                .iter()
+                .rev()
+                .find(|c| c.kind == kind && c.session_id.as_deref() == Some(session_id))
+                .map(|c| c.row.clone()))
+        })
+    }
+
+    fn compactions(&self, limit: usize) -> Result<Vec<CompactionRecord>, StoreError> {
+        self.read(|t| {
+            Ok(t.compactions
+                .iter()
+                .rev()
+                .take(limit)
+                .map(|c| c.row.clone())
+                .collect())
+        })
+    }
+
+    fn substitutions(&self, seqs: &[i64]) -> Result<Vec<Substitution>, StoreError> {
+        self.read(|t| Ok(at(&t.substitutions, seqs, |s| s.op_seq)))
+    }
+
+    fn read_artifacts(&self, path: Option<&str>) -> Result<Vec<Artifact>, StoreError> {
+        self.read(|t| {
+            let mut found: Vec<Artifact> = t
+                .artifacts
+                .iter()
+                .filter(|a| path.is_none_or(|p| a.path == p))
+                .map(|a| Artifact::clone(a))
+                .collect();
+            found.sort_by(|a, b| a.path.cmp(&b.path));
+            Ok(found)
+        })
+    }
+
+    fn commit(&self, c: &EngineCommit) -> Result<Option<Operation>, StoreError> {
+        self.write(|t| t.apply(c))
+    }
+
+    fn forgettings(&self, limit: usize) -> Result<Vec<ForgetAudit>, StoreError> {
+        self.read(|t| {
+            Ok(t.forgettings
+                .iter()
+                .rev()
+                .take(limit)
+                .map(|f| ForgetAudit::clone(f))
+                .collect())
+        })
+    }
+}
