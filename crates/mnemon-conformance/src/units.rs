@@ -1,6 +1,8 @@
-//! Conformance: units of work. A row and the operation that records it
-//! commit together; a unit that fails or panics leaves nothing behind; a
-//! unit inside a unit joins it; other threads never read half of one.
+//! Conformance: units of work through the memory service. A row and the
+//! operation that records it commit together, a failed unit leaves nothing
+//! behind and gives its entity number back, and other threads never read
+//! half of one. The store-level checks (a panic, a unit inside a unit, a
+//! second handle) are `full::units_of_work_are_all_or_nothing`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
@@ -57,45 +59,6 @@ pub fn a_failed_unit_leaves_no_row_and_no_operation<S: Store>(fresh: &dyn Fn() -
     // The next write starts clean and takes the number the unit gave back.
     assert_eq!(m.create_entity(&task("second")).unwrap().number, 1);
     assert_eq!(logged(&m, "entity_created"), 1);
-}
-
-pub fn a_panicking_unit_is_rolled_back_and_the_store_still_works<S: Store>(fresh: &dyn Fn() -> S) {
-    let m = memory(fresh(), "units");
-    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        m.store()
-            .atomically(|| -> Result<(), StoreError> {
-                m.create_entity(&task("lost"))?;
-                panic!("the caller's code failed mid-unit");
-            })
-            .ok();
-    }));
-    assert!(caught.is_err());
-    assert_eq!(tasks(&m), 0);
-    assert_eq!(logged(&m, "entity_created"), 0);
-    m.create_entity(&task("kept")).unwrap();
-    assert_eq!(tasks(&m), 1);
-}
-
-pub fn a_unit_inside_a_unit_joins_it<S: Store>(fresh: &dyn Fn() -> S) {
-    let m = memory(fresh(), "units");
-    let err = m
-        .store()
-        .atomically(|| {
-            m.store().atomically(|| m.create_entity(&task("inner")))?;
-            assert_eq!(tasks(&m), 1, "the unit reads its own writes");
-            Err::<(), _>(StoreError::Invalid("the outer unit fails".into()))
-        })
-        .unwrap_err();
-    assert!(matches!(err, StoreError::Invalid(_)));
-    assert_eq!(tasks(&m), 0, "the inner unit went with the outer one");
-    m.store()
-        .atomically(|| {
-            m.store().atomically(|| m.create_entity(&task("inner")))?;
-            m.create_entity(&task("outer"))
-        })
-        .unwrap();
-    assert_eq!(tasks(&m), 2);
-    assert_eq!(logged(&m, "entity_created"), 2);
 }
 
 pub fn other_threads_never_read_half_of_a_unit<S: Store + 'static>(fresh: &dyn Fn() -> S) {

@@ -281,14 +281,19 @@ impl SearchStore for InMemoryStore {
         })
     }
 
+    /// The largest key among the rows kept, deleted entities included (they
+    /// keep their row), as the SQL backends read `max(key)`.
     fn last_row(&self, source: HitSource) -> Result<u64, StoreError> {
         self.read(|t| {
-            Ok(t.index(source)
-                .iter()
-                .map(|r| r.key)
-                .max()
-                .unwrap_or(0)
-                .max(0) as u64)
+            let last = match source {
+                HitSource::Operation => t.operations.iter().map(|o| o.seq).max(),
+                HitSource::Message => t.messages.iter().map(|m| m.seq).max(),
+                HitSource::Decision => t.decisions.iter().map(|d| d.key).max(),
+                HitSource::Hot => t.hot_items.iter().map(|h| h.seq as i64).max(),
+                HitSource::Entity => Some(t.entities.len() as i64),
+                HitSource::Document => t.documents.iter().map(|d| d.key).max(),
+            };
+            Ok(last.unwrap_or(0).max(0) as u64)
         })
     }
 }
