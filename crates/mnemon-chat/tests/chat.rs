@@ -1,6 +1,8 @@
-//! The chat over a real SQLite file: the seeds' scenario, references that
-//! ask instead of guessing, references that survive a refresh and a
-//! restart, questions about memory, and lines that change nothing.
+//! The chat over a store: the seeds' scenario, references that ask instead
+//! of guessing, references that survive a refresh and a restart (a new
+//! engine over the same project), questions about memory, and lines that
+//! change nothing. On the in-memory store: what the chat keeps, it keeps in
+//! the store, whichever backend that is.
 
 #![allow(
     clippy::unwrap_used,
@@ -9,27 +11,29 @@
 )]
 
 use mnemon_chat::{Chat, ReplyKind};
+use mnemon_conformance::InMemoryStore;
 use mnemon_conformance::{SteppingClock, T0, engine};
 use mnemon_core::engine::Engine;
 use mnemon_core::memory::{
     EntityKind, EntityQuery, EntityStatus, EntityStore, OperationLog, OperationQuery,
 };
-use mnemon_sqlite::SqliteStore;
 
-fn open(path: &std::path::Path) -> Engine<SqliteStore> {
+/// An engine over `store`'s project: a second call is a restart, a new
+/// engine reading what the first one stored.
+fn open(store: &InMemoryStore) -> Engine<InMemoryStore> {
     engine(
-        SqliteStore::open(path).expect("open"),
+        store.reopen(),
         128_000,
         SteppingClock::starting(T0),
         "orchestrator",
     )
 }
 
-fn say(chat: &mut Chat<'_, SqliteStore>, line: &str) -> mnemon_chat::Reply {
+fn say(chat: &mut Chat<'_, InMemoryStore>, line: &str) -> mnemon_chat::Reply {
     chat.handle(line).unwrap_or_else(|e| panic!("{line}: {e}"))
 }
 
-fn entities(e: &Engine<SqliteStore>, kind: EntityKind) -> Vec<mnemon_core::memory::Entity> {
+fn entities(e: &Engine<InMemoryStore>, kind: EntityKind) -> Vec<mnemon_core::memory::Entity> {
     e.memory()
         .store()
         .entities(&EntityQuery {
@@ -39,7 +43,7 @@ fn entities(e: &Engine<SqliteStore>, kind: EntityKind) -> Vec<mnemon_core::memor
         .unwrap()
 }
 
-fn op_count(e: &Engine<SqliteStore>) -> usize {
+fn op_count(e: &Engine<InMemoryStore>) -> usize {
     e.memory()
         .store()
         .operations(&OperationQuery::default())
@@ -49,8 +53,8 @@ fn op_count(e: &Engine<SqliteStore>) -> usize {
 
 #[test]
 fn the_seed_scenario_resolves_it_to_the_epic_just_created() {
-    let dir = tempfile::tempdir().unwrap();
-    let e = open(&dir.path().join("mnemon.db"));
+    let store = InMemoryStore::new();
+    let e = open(&store);
     let mut chat = Chat::new(&e);
     // Four entities first, so the epic is #5 as in the design document.
     say(&mut chat, "create a milestone called v1");
@@ -83,8 +87,8 @@ fn the_seed_scenario_resolves_it_to_the_epic_just_created() {
 
 #[test]
 fn equally_likely_readings_ask_and_the_answer_finishes_the_command() {
-    let dir = tempfile::tempdir().unwrap();
-    let e = open(&dir.path().join("mnemon.db"));
+    let store = InMemoryStore::new();
+    let e = open(&store);
     let mut chat = Chat::new(&e);
     say(&mut chat, "create an epic for auth");
     say(&mut chat, "add 3 stories to it: login, signup, MFA");
@@ -139,10 +143,9 @@ fn equally_likely_readings_ask_and_the_answer_finishes_the_command() {
 
 #[test]
 fn references_survive_a_refresh_and_a_restart() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("mnemon.db");
+    let store = InMemoryStore::new();
     {
-        let e = open(&path);
+        let e = open(&store);
         let mut chat = Chat::new(&e);
         say(&mut chat, "create an epic for user authentication");
         e.refresh("manual").unwrap();
@@ -155,7 +158,7 @@ fn references_survive_a_refresh_and_a_restart() {
         assert_eq!(r.kind, ReplyKind::Done, "{}", r.text);
         assert_eq!(r.entities[0].parent, Some(1));
     }
-    let e = open(&path);
+    let e = open(&store);
     let mut chat = Chat::new(&e);
     let r = say(&mut chat, "start it");
     assert_eq!(r.kind, ReplyKind::Done, "{}", r.text);
@@ -166,8 +169,8 @@ fn references_survive_a_refresh_and_a_restart() {
 
 #[test]
 fn lines_that_are_not_understood_or_invalid_change_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let e = open(&dir.path().join("mnemon.db"));
+    let store = InMemoryStore::new();
+    let e = open(&store);
     let mut chat = Chat::new(&e);
     say(&mut chat, "create an epic for auth");
     let before = op_count(&e);
@@ -197,8 +200,8 @@ fn lines_that_are_not_understood_or_invalid_change_nothing() {
 
 #[test]
 fn a_deleted_number_is_never_given_out_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let e = open(&dir.path().join("mnemon.db"));
+    let store = InMemoryStore::new();
+    let e = open(&store);
     let mut chat = Chat::new(&e);
     say(&mut chat, "create an epic for auth");
     say(&mut chat, "add a story to it: login");
@@ -223,8 +226,8 @@ fn a_deleted_number_is_never_given_out_again() {
 
 #[test]
 fn questions_are_answered_from_memory() {
-    let dir = tempfile::tempdir().unwrap();
-    let e = open(&dir.path().join("mnemon.db"));
+    let store = InMemoryStore::new();
+    let e = open(&store);
     let mut chat = Chat::new(&e);
     say(&mut chat, "create an epic for auth");
     say(&mut chat, "add 2 stories to it: login, signup");
@@ -291,8 +294,8 @@ fn questions_are_answered_from_memory() {
 
 #[test]
 fn ending_the_session_summarizes_and_archives_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let e = open(&dir.path().join("mnemon.db"));
+    let store = InMemoryStore::new();
+    let e = open(&store);
     let mut chat = Chat::new(&e);
     say(&mut chat, "create an epic for auth");
     let r = chat.end().unwrap();
