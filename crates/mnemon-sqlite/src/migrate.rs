@@ -51,6 +51,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../migrations/0012_vectors.sql"),
     ),
     (13, "forget", include_str!("../migrations/0013_forget.sql")),
+    (
+        14,
+        "vectors_by_record",
+        include_str!("../migrations/0014_vectors_by_record.sql"),
+    ),
 ];
 
 /// The schema version this build writes.

@@ -1,5 +1,5 @@
-//! Reads that run on every turn must not sort the whole log: SQLite's own
-//! query plans, checked on a real file.
+//! Reads that run on every turn must not sort the whole log, nor a delete
+//! read a whole table: SQLite's own query plans, checked on a real file.
 
 #![allow(
     clippy::unwrap_used,
@@ -65,4 +65,18 @@ fn a_sessions_rows_are_read_through_its_index() {
         assert!(p.contains("(session_id=?)"), "{sql}: {p}");
         assert!(!p.contains("TEMP B-TREE"), "{sql}: {p}");
     }
+}
+
+/// Forgetting a record deletes its vectors by the record (a trigger, and
+/// core's delete): through an index, not by reading every vector.
+#[test]
+fn a_records_vectors_are_found_through_an_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnemon.db");
+    drop(SqliteStore::open(&path).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let sql = "DELETE FROM vectors WHERE source = 'operation' AND record = ?";
+    let p = plan(&conn, sql, 1);
+    assert!(p.contains("vectors_by_record"), "{sql}: {p}");
+    assert!(!p.contains("SCAN vectors"), "{sql}: {p}");
 }

@@ -108,7 +108,7 @@ impl Tables {
     }
 
     /// Writes `row`'s text over the stored row of its kind and key, or
-    /// removes that row (`text` false).
+    /// removes that row (`keep` false).
     fn put_held(&mut self, row: &Held, keep: bool) -> Result<(), StoreError> {
         match row {
             Held::Compaction {
