@@ -361,3 +361,49 @@ async fn forget_over_http_removes_a_record_from_search_and_context() {
     .await;
     assert!(!ctx.to_string().contains("4417"), "{ctx}");
 }
+
+/// A listing without `?limit=` answers as many items as the library's
+/// default for that listing, the same one the CLI and MCP use.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listings_without_a_limit_take_the_librarys_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let (srv, token) = start(dir.path()).await;
+    let c = reqwest::Client::new();
+    let url = |p: &str| format!("{}/v1/projects/default/{p}", srv.base);
+    let get = |p: &str| c.get(url(p)).bearer_auth(&token);
+    let post = |p: &str, b: Value| c.post(url(p)).bearer_auth(&token).json(&b);
+    let many = mnemon::LIST_LIMIT.max(mnemon::SEARCH_LIMIT) + 5;
+    for i in 0..many {
+        send(
+            post(
+                "operations",
+                json!({"type": "note", "data": {"text": format!("heron count {i}")}}),
+            ),
+            StatusCode::CREATED,
+        )
+        .await;
+    }
+    // More than any page size the server used to default to (50).
+    let decisions = 60;
+    for i in 0..decisions {
+        send(
+            post(
+                "decisions",
+                json!({"title": format!("Decision {i}"), "context": "c", "decision": "d"}),
+            ),
+            StatusCode::CREATED,
+        )
+        .await;
+    }
+    let len = |v: &Value| v.as_array().unwrap().len();
+    let hits = send(get("search?q=heron"), StatusCode::OK).await;
+    assert_eq!(len(&hits), mnemon::SEARCH_LIMIT, "{hits}");
+    let ops = send(get("operations?type=note"), StatusCode::OK).await;
+    assert_eq!(len(&ops), mnemon::LIST_LIMIT);
+    let all = send(get("decisions"), StatusCode::OK).await;
+    assert_eq!(
+        len(&all),
+        decisions,
+        "decisions are listed whole, as the CLI lists them"
+    );
+}

@@ -85,7 +85,8 @@ pub use mnemon_core::memory::Health;
 #[cfg(feature = "llm")]
 pub use mnemon_llm;
 pub use reads::{
-    CheckpointSource, ContextQuery, DEFAULT_PRESET, MAX_LIST, MAX_TOKENS, TOOL_BUDGET,
+    CheckpointSource, ContextQuery, DEFAULT_PRESET, LIST_LIMIT, MAX_LIST, MAX_TOKENS, SEARCH_LIMIT,
+    TOOL_BUDGET,
 };
 pub use settings::{
     CHAT_HISTORY, CONFIG_NAME, DB_NAME, DIR_NAME, Environment, Settings, display_path, load_hf,

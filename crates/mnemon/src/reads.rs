@@ -25,6 +25,16 @@ pub const MAX_TOKENS: u64 = 100_000_000;
 /// response, one tool's result).
 pub const MAX_LIST: u64 = 1_000_000_000;
 
+/// How many matches a search returns when the caller names no limit, on
+/// every interface (the CLI, HTTP, MCP).
+pub const SEARCH_LIMIT: usize = 10;
+
+/// How many items a listing of the log, of sessions or of checkpoints
+/// returns when the caller names no limit, newest first, on every
+/// interface. Decisions and entities are listed whole unless a limit is
+/// named (an interface that pages stops at its page).
+pub const LIST_LIMIT: usize = 20;
+
 /// `limit` if it is 1 to [`MAX_LIST`]: every listing verb checks here.
 pub(crate) fn listing(limit: usize) -> Result<usize> {
     if limit == 0 || limit as u64 > MAX_LIST {

@@ -67,7 +67,7 @@ pub struct RecentArgs {
     #[arg(long = "type", value_name = "TYPE")]
     pub kind: Option<String>,
     /// How many.
-    #[arg(long, default_value_t = 20, value_name = "N", allow_hyphen_values = true, value_parser = crate::numbers::list)]
+    #[arg(long, default_value_t = mnemon::LIST_LIMIT, value_name = "N", allow_hyphen_values = true, value_parser = crate::numbers::list)]
     pub limit: usize,
     /// Only operations whose type or data contain every word.
     #[arg(long, value_name = "WORDS")]
@@ -104,7 +104,7 @@ pub enum SessionCommand {
     /// Sessions, most recently active first.
     List {
         /// How many to list.
-        #[arg(long, default_value_t = 20, value_name = "N", allow_hyphen_values = true, value_parser = crate::numbers::list)]
+        #[arg(long, default_value_t = mnemon::LIST_LIMIT, value_name = "N", allow_hyphen_values = true, value_parser = crate::numbers::list)]
         limit: usize,
     },
     /// One session (default: this agent's active one).
@@ -315,7 +315,7 @@ pub enum CheckpointCommand {
     /// Checkpoints, newest first.
     List {
         /// How many to list.
-        #[arg(long, default_value_t = 20, value_name = "N", allow_hyphen_values = true, value_parser = crate::numbers::list)]
+        #[arg(long, default_value_t = mnemon::LIST_LIMIT, value_name = "N", allow_hyphen_values = true, value_parser = crate::numbers::list)]
         limit: usize,
     },
     /// One checkpoint's JSON.
@@ -369,7 +369,7 @@ pub struct SearchArgs {
     #[arg(value_name = "QUERY")]
     pub query: String,
     /// How many matches to show.
-    #[arg(long, default_value_t = 10, value_name = "N", allow_hyphen_values = true, value_parser = crate::numbers::list)]
+    #[arg(long, default_value_t = mnemon::SEARCH_LIMIT, value_name = "N", allow_hyphen_values = true, value_parser = crate::numbers::list)]
     pub limit: usize,
 }
 

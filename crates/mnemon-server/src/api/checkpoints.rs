@@ -45,7 +45,7 @@ pub(crate) async fn checkpoints(
     Project(m): Project,
     Params(q): Params<Limit>,
 ) -> Result<Json<Value>, ServerError> {
-    let n = limit(q.limit, 20)?;
+    let n = limit(q.limit, mnemon::LIST_LIMIT)?;
     blocking(move || {
         let parsed: Vec<Value> = m
             .checkpoints(n)?

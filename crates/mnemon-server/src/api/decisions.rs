@@ -10,7 +10,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::{
-    Body, Limit, Params, Project, Segments, bad, blocking, created, limit, value, written,
+    Body, Limit, MAX_PAGE, Params, Project, Segments, bad, blocking, created, limit, value, written,
 };
 use crate::AppState;
 use crate::error::ServerError;
@@ -28,7 +28,7 @@ pub(crate) async fn decisions(
     Project(m): Project,
     Params(q): Params<Limit>,
 ) -> Result<Json<Value>, ServerError> {
-    let n = limit(q.limit, 50)?;
+    let n = limit(q.limit, MAX_PAGE)?;
     blocking(move || value(&m.decisions(Some(n))?)).await
 }
 

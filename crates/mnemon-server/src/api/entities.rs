@@ -10,7 +10,9 @@ use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{Body, Params, Project, Segments, bad, blocking, created, limit, value, written};
+use super::{
+    Body, MAX_PAGE, Params, Project, Segments, bad, blocking, created, limit, value, written,
+};
 use crate::AppState;
 use crate::error::ServerError;
 
@@ -37,7 +39,7 @@ pub(crate) async fn entities(
     Project(m): Project,
     Params(q): Params<EntitiesQuery>,
 ) -> Result<Json<Value>, ServerError> {
-    let n = limit(q.limit, 100)?;
+    let n = limit(q.limit, MAX_PAGE)?;
     let kind = q
         .kind
         .as_deref()

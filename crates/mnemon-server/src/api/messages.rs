@@ -76,7 +76,7 @@ pub(crate) async fn messages(
     Project(m): Project,
     Params(q): Params<MessagesQuery>,
 ) -> Result<Json<Value>, ServerError> {
-    let n = limit(q.limit, 20)?;
+    let n = limit(q.limit, mnemon::LIST_LIMIT)?;
     blocking(move || {
         value(&m.messages(&MessageQuery {
             session_id: q.session,

@@ -84,7 +84,7 @@ pub(crate) fn written<T: serde::Serialize>(w: &mnemon::Written<T>) -> Result<Val
 /// The most items one response carries: a page of a listing, well below
 /// the library's own limit (`mnemon::MAX_LIST`), so that no request makes
 /// the server hold a whole log in memory at once.
-const MAX_PAGE: usize = 10_000;
+pub(crate) const MAX_PAGE: usize = 10_000;
 
 /// A list's `?limit=`, `default` when absent. Zero and the library's limits
 /// are the library's to refuse (as `invalid_limit`); a page larger than

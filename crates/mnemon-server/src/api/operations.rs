@@ -90,7 +90,7 @@ pub(crate) async fn operations(
     Project(m): Project,
     Params(q): Params<OperationsQuery>,
 ) -> Result<Json<Value>, ServerError> {
-    let limit = limit(q.limit, 20)?;
+    let limit = limit(q.limit, mnemon::LIST_LIMIT)?;
     blocking(move || {
         let ops = m.recent(&OperationQuery {
             session_id: q.session,

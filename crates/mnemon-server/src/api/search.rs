@@ -40,7 +40,7 @@ pub(crate) async fn search(
             "q= is empty: give words to search for".into(),
         ));
     }
-    let n = limit(q.limit, 20)?;
+    let n = limit(q.limit, mnemon::SEARCH_LIMIT)?;
     blocking(move || value(&m.search(&q.q, n)?)).await
 }
 

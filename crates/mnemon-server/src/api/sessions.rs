@@ -28,7 +28,7 @@ pub(crate) async fn sessions(
     Project(m): Project,
     Params(q): Params<Limit>,
 ) -> Result<Json<Value>, ServerError> {
-    let n = limit(q.limit, 50)?;
+    let n = limit(q.limit, mnemon::LIST_LIMIT)?;
     blocking(move || value(&m.sessions(n)?)).await
 }
 

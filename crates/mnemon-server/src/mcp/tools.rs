@@ -187,7 +187,7 @@ impl McpServer {
         ext: Extensions,
     ) -> Result<CallToolResult, ErrorData> {
         self.run(&ext, move |m| {
-            let limit = in_range("limit", a.limit, 20, 500)?;
+            let limit = in_range("limit", a.limit, mnemon::LIST_LIMIT, 500)?;
             let ops = m
                 .recent(&OperationQuery {
                     kind: a.kind,
@@ -217,7 +217,7 @@ impl McpServer {
         ext: Extensions,
     ) -> Result<CallToolResult, ErrorData> {
         self.run(&ext, move |m| {
-            let limit = in_range("limit", a.limit, 10, 100)?;
+            let limit = in_range("limit", a.limit, mnemon::SEARCH_LIMIT, 100)?;
             let hits = m.search(&a.query, limit).map_err(said)?;
             let lines: Vec<String> = hits
                 .iter()

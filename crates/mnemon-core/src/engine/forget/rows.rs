@@ -1,6 +1,6 @@
 //! The rows forgetting reads and writes: what a backend supplies, as SQL
-//! ([`ForgetSql`]) or otherwise. Which rows follow which, and what is rewritten, is
-//! decided once, by the walk beside it (`walk.rs`).
+//! ([`ForgetSql`]) or otherwise. Which rows follow which, and what is
+//! rewritten, is decided once, by the walk beside it (`walk.rs`).
 
 use crate::memory::StoreError;
 use crate::store::sql::Columns;
