@@ -2,7 +2,8 @@
 //! phrase held by a few records (`--matching`, which reads every record),
 //! against the durable `record` of one operation measured in the same run.
 //! The store has 100 sessions, their compactions and 50 checkpoints, which
-//! forgetting reads and cleans.
+//! forgetting reads and cleans, and a vector per operation, which goes with
+//! a forgotten one.
 //!
 //! Run: `cargo bench -p mnemon-sqlite --bench forget [-- N]` (N defaults to 100000).
 
@@ -15,6 +16,8 @@
 use std::time::Instant;
 
 use mnemon_conformance::{SteppingClock, T0, engine};
+use mnemon_core::assemble::retrieve::HitSource;
+use mnemon_core::assemble::semantic::{Quantized, StoredVector, VectorStore};
 use mnemon_core::engine::forget::ForgetTarget;
 use mnemon_core::memory::NewOperation;
 use mnemon_sqlite::SqliteStore;
@@ -66,8 +69,27 @@ fn main() {
         }
         m.record(op(i)).unwrap();
     }
+    // A vector per operation, as a project with embeddings on keeps: a
+    // forgotten record's vectors go with it.
+    let mut vectors = Vec::with_capacity(1_000);
+    for seq in 1..=n as i64 {
+        let values: Vec<f32> = (0..384)
+            .map(|d| ((seq * 31 + d) % 97) as f32 - 48.0)
+            .collect();
+        vectors.push(StoredVector {
+            source: HitSource::Operation,
+            row: seq,
+            chunk: 0,
+            vector: Quantized::of(&values),
+        });
+        if vectors.len() == 1_000 {
+            m.store().put_vectors("bench-model", &vectors).unwrap();
+            vectors.clear();
+        }
+    }
+    m.store().put_vectors("bench-model", &vectors).unwrap();
     println!(
-        "stored {n} operations, {} compacted sessions and {checkpoints} checkpoints in {:.1?}",
+        "stored {n} operations with a 384-dimension vector each, {} compacted sessions and {checkpoints} checkpoints in {:.1?}",
         n / 1_000,
         t.elapsed()
     );
