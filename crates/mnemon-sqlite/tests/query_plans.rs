@@ -75,8 +75,22 @@ fn a_records_vectors_are_found_through_an_index() {
     let path = dir.path().join("mnemon.db");
     drop(SqliteStore::open(&path).unwrap());
     let conn = rusqlite::Connection::open(&path).unwrap();
-    let sql = "DELETE FROM vectors WHERE source = 'operation' AND record = ?";
-    let p = plan(&conn, sql, 1);
-    assert!(p.contains("vectors_by_record"), "{sql}: {p}");
-    assert!(!p.contains("SCAN vectors"), "{sql}: {p}");
+    for (sql, args) in [
+        // Migration 0012's trigger.
+        (
+            "DELETE FROM vectors WHERE source = 'operation' AND record = ?",
+            1,
+        ),
+        // Core's delete (`ForgetWrites::delete_operation` over SQL), which
+        // checks the record's project by its key, not by listing the
+        // project's records.
+        (
+            "DELETE FROM vectors WHERE source = 'operation' AND record = ?2 AND EXISTS (SELECT 1 FROM operations WHERE project_id = ?1 AND seq = ?2)",
+            2,
+        ),
+    ] {
+        let p = plan(&conn, sql, args);
+        assert!(p.contains("vectors_by_record"), "{sql}: {p}");
+        assert!(!p.contains("SCAN"), "{sql}: {p}");
+    }
 }

@@ -360,7 +360,7 @@ impl<S: ForgetSql + ?Sized> ForgetWrites for S {
         run(
             self,
             &[
-                "DELETE FROM vectors WHERE source = 'operation' AND record = {2} AND record IN (SELECT seq FROM operations WHERE project_id = {1})",
+                "DELETE FROM vectors WHERE source = 'operation' AND record = {2} AND EXISTS (SELECT 1 FROM operations WHERE project_id = {1} AND seq = {2})",
                 "DELETE FROM substitutions WHERE project_id = {1} AND op_seq = {2}",
                 "DELETE FROM operations WHERE project_id = {1} AND seq = {2}",
             ],
@@ -372,7 +372,7 @@ impl<S: ForgetSql + ?Sized> ForgetWrites for S {
         run(
             self,
             &[
-                "DELETE FROM vectors WHERE source = 'message' AND record = {2} AND record IN (SELECT seq FROM messages WHERE project_id = {1})",
+                "DELETE FROM vectors WHERE source = 'message' AND record = {2} AND EXISTS (SELECT 1 FROM messages WHERE project_id = {1} AND seq = {2})",
                 "DELETE FROM messages WHERE project_id = {1} AND seq = {2}",
             ],
             &[Cell::Int(seq)],
