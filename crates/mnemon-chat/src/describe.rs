@@ -1,7 +1,7 @@
 //! How the chat writes about entities: labels in sentences, listings and
 //! one entity's details.
 
-use mnemon_core::memory::{Entity, EntityKind, EntityQuery, EntityStatus, Store, StoreError};
+use mnemon_core::memory::{Entity, EntityKind, EntityQuery, EntityStatus, Store, StoreResult};
 
 use super::Outcome;
 use super::command::StatusFilter;
@@ -82,7 +82,7 @@ pub(super) fn list<S: Store + ?Sized>(
     kind: Option<EntityKind>,
     status: Option<StatusFilter>,
     parent: Option<&Entity>,
-) -> Result<Outcome, StoreError> {
+) -> StoreResult<Outcome> {
     let mut all = store.entities(&EntityQuery {
         kind,
         status: match status {
@@ -142,7 +142,7 @@ pub(super) fn list<S: Store + ?Sized>(
 }
 
 /// One entity with its parent and children.
-pub(super) fn entity<S: Store + ?Sized>(store: &S, e: &Entity) -> Result<String, StoreError> {
+pub(super) fn entity<S: Store + ?Sized>(store: &S, e: &Entity) -> StoreResult<String> {
     let mut s = format!(
         "{}: {}, priority {}",
         e.label(),

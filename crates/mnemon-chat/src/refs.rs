@@ -13,7 +13,9 @@
 
 use std::collections::HashSet;
 
-use mnemon_core::memory::{Entity, EntityKind, EntityQuery, OperationQuery, Store, StoreError};
+use mnemon_core::memory::{
+    Entity, EntityKind, EntityQuery, OperationQuery, Store, StoreError, StoreResult,
+};
 
 use super::command::{Target, Which};
 
@@ -37,7 +39,7 @@ fn numbers(v: &serde_json::Value) -> Vec<u64> {
 }
 
 /// Mention groups, newest first.
-pub(super) fn mentions<S: Store + ?Sized>(store: &S) -> Result<Vec<Group>, StoreError> {
+pub(super) fn mentions<S: Store + ?Sized>(store: &S) -> StoreResult<Vec<Group>> {
     let ops = store.operations(&OperationQuery {
         limit: Some(LOOKBACK),
         ..OperationQuery::default()
@@ -94,7 +96,7 @@ pub(super) fn resolve<S: Store + ?Sized>(
     target: &Target,
     allowed: &[EntityKind],
     plural: bool,
-) -> Result<Resolved, StoreError> {
+) -> StoreResult<Resolved> {
     let fits = |e: &Entity| allowed.is_empty() || allowed.contains(&e.kind);
     let kinds = || {
         allowed
@@ -233,7 +235,7 @@ fn named<S: Store + ?Sized>(
     kind: EntityKind,
     which: Which,
     fits: &dyn Fn(&Entity) -> bool,
-) -> Result<Resolved, StoreError> {
+) -> StoreResult<Resolved> {
     let of_kind = |e: &Entity| e.kind == kind && fits(e);
     let groups = mentions(store)?;
     for g in &groups {

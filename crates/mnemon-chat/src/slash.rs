@@ -3,7 +3,7 @@
 //! and `memory:status`).
 
 use mnemon_core::memory::{
-    DecisionStatus, HotItemChange, HotKind, HotStatus, NewDecision, StoreError,
+    DecisionStatus, HotItemChange, HotKind, HotStatus, NewDecision, StoreError, StoreResult,
 };
 use mnemon_core::text::{counted, thousands};
 
@@ -114,7 +114,7 @@ pub(super) fn run<S: ChatStore + ?Sized>(
     }
 }
 
-type Res = Result<Outcome, StoreError>;
+type Res = StoreResult<Outcome>;
 
 fn help() -> Outcome {
     let mut text = String::from("Slash commands:");
@@ -439,7 +439,7 @@ fn memory_status<S: ChatStore + ?Sized>(chat: &Chat<'_, S>) -> Res {
 }
 
 /// Lines typed in the session: commands and slash commands.
-fn typed_turns<S: ChatStore + ?Sized>(store: &S, session: &str) -> Result<u64, StoreError> {
+fn typed_turns<S: ChatStore + ?Sized>(store: &S, session: &str) -> StoreResult<u64> {
     let mut n = 0;
     for kind in ["nl_command", "slash_command"] {
         n += store.count_operations(&mnemon_core::memory::OperationQuery {

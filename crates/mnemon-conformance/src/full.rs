@@ -9,7 +9,7 @@ use mnemon_core::assemble::retrieve::{HitSource, SearchStore};
 use mnemon_core::engine::{EngineCommit, EngineState, EngineStore, StoredCheckpoint};
 use mnemon_core::memory::{
     Atomically, EntityDraft, EntityKind, EntityQuery, EntityStatus, EntityStore, NewEntity,
-    NewOperation, OperationDraft, OperationLog, OperationQuery, StoreError,
+    NewOperation, OperationDraft, OperationLog, OperationQuery, StoreError, StoreResult,
 };
 use serde_json::json;
 
@@ -458,7 +458,7 @@ fn draft(title: &str) -> EntityDraft {
 /// unit inside a unit joins it.
 pub fn units_of_work_are_all_or_nothing<B: Backend>(b: &B) {
     let s = b.fresh();
-    let failed: Result<(), StoreError> = s.atomically(|| {
+    let failed: StoreResult<()> = s.atomically(|| {
         s.create_entity(&draft("never"))?;
         s.append_operation(&op("entity_created"))?;
         Err(StoreError::Invalid("the caller changed its mind".into()))
@@ -468,7 +468,7 @@ pub fn units_of_work_are_all_or_nothing<B: Backend>(b: &B) {
     assert_eq!(count(&s, "entity_created"), 0);
 
     let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let _: Result<(), StoreError> = s.atomically(|| {
+        let _: StoreResult<()> = s.atomically(|| {
             s.append_operation(&op("doomed"))?;
             panic!("a bug inside a unit");
         });
@@ -510,7 +510,7 @@ pub fn concurrent_numbering_has_no_gaps_or_duplicates<B: Backend>(b: &B) {
                     .map(|i| {
                         if i % 5 == 0 {
                             // A unit that fails gives its number back.
-                            let _: Result<(), StoreError> = h.atomically(|| {
+                            let _: StoreResult<()> = h.atomically(|| {
                                 h.create_entity(&draft("rolled back"))?;
                                 Err(StoreError::Invalid("no".into()))
                             });

@@ -28,7 +28,7 @@ pub use crate::assemble::seam::{SearchStore, VectorStore};
 pub use crate::engine::EngineStore;
 pub use crate::memory::{
     Atomically, DecisionStore, DocumentStore, EntityStore, Health, HotStore, OperationLog,
-    SessionStore, Store, StoreError,
+    SessionStore, Store, StoreError, StoreResult,
 };
 
 /// A project's database, whichever backend keeps it: what `mnemon` opens
@@ -41,10 +41,10 @@ pub trait Backend: EngineStore + SearchStore + std::fmt::Debug {
 
     /// The store's health (integrity, search indexes, orphans, schema), for
     /// `mnemon doctor`.
-    fn check(&self) -> Result<Health, StoreError>;
+    fn check(&self) -> StoreResult<Health>;
 
     /// A consistent snapshot in the new file `dest`, taken while others may
     /// write. A database server's data is backed up with its own tools: such
     /// a backend refuses, naming them.
-    fn backup_to(&self, dest: &Path) -> Result<(), StoreError>;
+    fn backup_to(&self, dest: &Path) -> StoreResult<()>;
 }

@@ -5,7 +5,7 @@ use std::future::Future;
 use std::sync::{Arc, OnceLock};
 
 use deadpool_postgres::{Object, Pool};
-use mnemon_core::memory::StoreError;
+use mnemon_core::memory::{StoreError, StoreResult};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Row, SimpleQueryMessage, SimpleQueryRow};
 
@@ -13,7 +13,7 @@ use crate::error::map_err;
 
 /// Two threads drive every connection of the process: the work is waiting
 /// on the network, and the callers' threads do the waiting.
-fn runtime() -> Result<&'static tokio::runtime::Runtime, StoreError> {
+fn runtime() -> StoreResult<&'static tokio::runtime::Runtime> {
     static RUNTIME: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
     RUNTIME
         .get_or_init(|| {
@@ -31,13 +31,13 @@ fn runtime() -> Result<&'static tokio::runtime::Runtime, StoreError> {
 /// Waits for `f`, which may start connections (they are spawned on this
 /// crate's runtime). Works from any thread, a tokio runtime's included: it
 /// never nests one runtime's `block_on` in another's.
-pub(crate) fn block<F: Future>(f: F) -> Result<F::Output, StoreError> {
+pub(crate) fn block<F: Future>(f: F) -> StoreResult<F::Output> {
     let rt = runtime()?;
     let _inside = rt.enter();
     Ok(futures_executor::block_on(f))
 }
 
-pub(crate) fn checkout(pool: &Pool, shown: &str) -> Result<Object, StoreError> {
+pub(crate) fn checkout(pool: &Pool, shown: &str) -> StoreResult<Object> {
     block(pool.get())?.map_err(|e| match e {
         deadpool_postgres::PoolError::Backend(e) => map_err(shown, e),
         other => StoreError::Backend(format!(
@@ -69,7 +69,7 @@ impl Db {
         map_err(&self.shown, e)
     }
 
-    pub fn query(&self, sql: &str, p: Params<'_>) -> Result<Vec<Row>, StoreError> {
+    pub fn query(&self, sql: &str, p: Params<'_>) -> StoreResult<Vec<Row>> {
         let client = &self.client;
         block(async {
             let st = client.prepare_cached(sql).await?;
@@ -78,17 +78,17 @@ impl Db {
         .map_err(|e| self.err(e))
     }
 
-    pub fn opt(&self, sql: &str, p: Params<'_>) -> Result<Option<Row>, StoreError> {
+    pub fn opt(&self, sql: &str, p: Params<'_>) -> StoreResult<Option<Row>> {
         Ok(self.query(sql, p)?.into_iter().next())
     }
 
-    pub fn one(&self, sql: &str, p: Params<'_>) -> Result<Row, StoreError> {
+    pub fn one(&self, sql: &str, p: Params<'_>) -> StoreResult<Row> {
         self.opt(sql, p)?
             .ok_or_else(|| StoreError::Backend(format!("{}: no row from `{sql}`", self.shown)))
     }
 
     /// Rows changed.
-    pub fn exec(&self, sql: &str, p: Params<'_>) -> Result<u64, StoreError> {
+    pub fn exec(&self, sql: &str, p: Params<'_>) -> StoreResult<u64> {
         let client = &self.client;
         block(async {
             let st = client.prepare_cached(sql).await?;
@@ -101,7 +101,7 @@ impl Db {
     /// [`crate::text::literal`]), sent in one round trip: the rows of each,
     /// in order, as text. Each is planned for its own values, which a
     /// prepared statement's generic plan is not.
-    pub fn simple_rows(&self, sql: &str) -> Result<Vec<Vec<SimpleQueryRow>>, StoreError> {
+    pub fn simple_rows(&self, sql: &str) -> StoreResult<Vec<Vec<SimpleQueryRow>>> {
         let messages = block(self.client.simple_query(sql))?.map_err(|e| self.err(e))?;
         let mut out = Vec::new();
         let mut rows = Vec::new();
@@ -116,7 +116,7 @@ impl Db {
     }
 
     /// Statements without parameters, in one round trip.
-    pub fn batch(&self, sql: &str) -> Result<(), StoreError> {
+    pub fn batch(&self, sql: &str) -> StoreResult<()> {
         block(self.client.batch_execute(sql))?.map_err(|e| self.err(e))
     }
 }
@@ -131,7 +131,7 @@ pub(crate) struct Tx {
 
 impl Tx {
     /// `lock`: the project's write lock, taken before anything is read.
-    pub(crate) fn begin(db: &Db, lock: Option<i64>) -> Result<Tx, StoreError> {
+    pub(crate) fn begin(db: &Db, lock: Option<i64>) -> StoreResult<Tx> {
         // Made first, so a lock that fails rolls the transaction back.
         let tx = Tx {
             db: Db::new(Arc::clone(&db.client), db.shown.clone()),
@@ -148,7 +148,7 @@ impl Tx {
         Ok(tx)
     }
 
-    pub(crate) fn begin_snapshot(db: &Db) -> Result<Tx, StoreError> {
+    pub(crate) fn begin_snapshot(db: &Db) -> StoreResult<Tx> {
         db.batch("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
         Ok(Tx {
             db: Db::new(Arc::clone(&db.client), db.shown.clone()),
@@ -156,7 +156,7 @@ impl Tx {
         })
     }
 
-    pub(crate) fn commit(mut self) -> Result<(), StoreError> {
+    pub(crate) fn commit(mut self) -> StoreResult<()> {
         self.done = true;
         self.db.batch("COMMIT")
     }

@@ -2,14 +2,15 @@
 //! supersession as columns so lifecycle changes are checked in SQL.
 
 use mnemon_core::memory::{
-    DecisionRecord, DecisionStatus, DecisionStore, StoreError, decision_id, drawn_decision_id,
+    DecisionRecord, DecisionStatus, DecisionStore, StoreError, StoreResult, decision_id,
+    drawn_decision_id,
 };
 
 use crate::client::Db;
 use crate::text::words;
 use crate::{PgStore, new_id, resolve_id};
 
-fn read(db: &Db, project: &str, id: &str) -> Result<DecisionRecord, StoreError> {
+fn read(db: &Db, project: &str, id: &str) -> StoreResult<DecisionRecord> {
     let full = resolve_id(
         db,
         "decisions",
@@ -25,11 +26,7 @@ fn read(db: &Db, project: &str, id: &str) -> Result<DecisionRecord, StoreError> 
 }
 
 impl PgStore {
-    fn insert_decision_in(
-        &self,
-        db: &Db,
-        draft: &DecisionRecord,
-    ) -> Result<DecisionRecord, StoreError> {
+    fn insert_decision_in(&self, db: &Db, draft: &DecisionRecord) -> StoreResult<DecisionRecord> {
         // Eight hex digits can collide: a taken id inserts nothing, and we
         // draw again (a failed statement would abort the transaction).
         for _ in 0..8 {
@@ -63,15 +60,15 @@ impl PgStore {
 }
 
 impl DecisionStore for PgStore {
-    fn insert_decision(&self, draft: &DecisionRecord) -> Result<DecisionRecord, StoreError> {
+    fn insert_decision(&self, draft: &DecisionRecord) -> StoreResult<DecisionRecord> {
         self.write(|db| self.insert_decision_in(db, draft))
     }
 
-    fn decision(&self, id: &str) -> Result<DecisionRecord, StoreError> {
+    fn decision(&self, id: &str) -> StoreResult<DecisionRecord> {
         read(&self.db()?, self.project(), id)
     }
 
-    fn decisions(&self, limit: Option<usize>) -> Result<Vec<DecisionRecord>, StoreError> {
+    fn decisions(&self, limit: Option<usize>) -> StoreResult<Vec<DecisionRecord>> {
         let rows = self.db()?.query(
             "SELECT record, status, superseded_by FROM decisions WHERE project_id = $1 ORDER BY seq DESC LIMIT $2",
             &[&self.project(), &crate::limit(limit)],
@@ -92,7 +89,7 @@ impl DecisionStore for PgStore {
         id: &str,
         status: DecisionStatus,
         superseded_by: Option<&str>,
-    ) -> Result<(), StoreError> {
+    ) -> StoreResult<()> {
         self.write(|db| {
             db.exec(
                 "UPDATE decisions SET status = $2, superseded_by = coalesce($3, superseded_by) WHERE id = $1",

@@ -1,7 +1,7 @@
 //! Versioned episodic documents with `keep_versions` retention.
 
 use mnemon_core::memory::episodic::NextVersion;
-use mnemon_core::memory::{DocKind, Document, DocumentStore, StoreError, Timestamp};
+use mnemon_core::memory::{DocKind, Document, DocumentStore, StoreResult, Timestamp};
 use mnemon_core::store::sql::{self, DOCUMENT_COLUMNS};
 use tokio_postgres::Row;
 
@@ -14,7 +14,7 @@ fn from_row(kind: DocKind, r: &Row) -> Document {
     sure(sql::document(kind, &Cols(r)))
 }
 
-fn current(db: &Db, store: &PgStore, kind: DocKind) -> Result<Option<Document>, StoreError> {
+fn current(db: &Db, store: &PgStore, kind: DocKind) -> StoreResult<Option<Document>> {
     Ok(db
         .opt(
             &format!("SELECT {DOCUMENT_COLUMNS} FROM documents WHERE project_id = $1 AND kind = $2 ORDER BY version DESC LIMIT 1"),
@@ -31,7 +31,7 @@ pub(crate) fn save_in(
     content: &str,
     at: Timestamp,
     keep_versions: u64,
-) -> Result<Document, StoreError> {
+) -> StoreResult<Document> {
     let now = current(db, store, kind)?;
     let doc = match Document::next(now, kind, content, at) {
         NextVersion::Same(doc) => return Ok(doc),
@@ -66,11 +66,11 @@ impl DocumentStore for PgStore {
         content: &str,
         at: Timestamp,
         keep_versions: u64,
-    ) -> Result<Document, StoreError> {
+    ) -> StoreResult<Document> {
         self.write(|db| save_in(db, self, kind, content, at, keep_versions))
     }
 
-    fn document(&self, kind: DocKind, version: Option<u64>) -> Result<Document, StoreError> {
+    fn document(&self, kind: DocKind, version: Option<u64>) -> StoreResult<Document> {
         let db = self.db()?;
         let found = match version {
             None => current(&db, self, kind)?,
@@ -84,7 +84,7 @@ impl DocumentStore for PgStore {
         found.ok_or_else(|| Document::not_found(kind, version))
     }
 
-    fn document_versions(&self, kind: DocKind) -> Result<Vec<Document>, StoreError> {
+    fn document_versions(&self, kind: DocKind) -> StoreResult<Vec<Document>> {
         let rows = self.db()?.query(
             &format!("SELECT {DOCUMENT_COLUMNS} FROM documents WHERE project_id = $1 AND kind = $2 ORDER BY version DESC"),
             &[&self.project(), &kind.stem()],

@@ -8,7 +8,9 @@ use mnemon_core::engine::{
     Calibration, CompactionRecord, EngineCommit, EngineState, EngineStore, LiveTotals,
     StoredCheckpoint, state_conflict,
 };
-use mnemon_core::memory::{HotItem, Message, Operation, Priority, StoreError, Timestamp};
+use mnemon_core::memory::{
+    HotItem, Message, Operation, Priority, StoreError, StoreResult, Timestamp,
+};
 use mnemon_core::optimize::{Artifact, Substitution};
 use mnemon_core::store::sql::{
     ARTIFACT_COLUMNS, SUBSTITUTION_COLUMNS, StoredArtifact, StoredSubstitution, replacement_columns,
@@ -62,7 +64,7 @@ impl PgStore {
         subs: &[Substitution],
         artifacts: &[Artifact],
         at: Timestamp,
-    ) -> Result<(), StoreError> {
+    ) -> StoreResult<()> {
         for s in subs {
             let (kind, text) = replacement_columns(s);
             db.exec(
@@ -95,7 +97,7 @@ impl PgStore {
         Ok(())
     }
 
-    fn stored_artifacts(&self, path: Option<&str>) -> Result<Vec<Artifact>, StoreError> {
+    fn stored_artifacts(&self, path: Option<&str>) -> StoreResult<Vec<Artifact>> {
         let rows = self.db()?.query(
             &format!(
                 "SELECT {ARTIFACT_COLUMNS} FROM artifacts
@@ -110,7 +112,7 @@ impl PgStore {
 }
 
 impl EngineStore for PgStore {
-    fn engine_state(&self, agent: &str) -> Result<Option<EngineState>, StoreError> {
+    fn engine_state(&self, agent: &str) -> StoreResult<Option<EngineState>> {
         let row = self.db()?.opt(
             "SELECT version, state FROM engine_state WHERE project_id = $1 AND agent = $2",
             &[&self.project(), &agent],
@@ -128,7 +130,7 @@ impl EngineStore for PgStore {
         .transpose()
     }
 
-    fn calibration(&self, model: &str) -> Result<Option<Calibration>, StoreError> {
+    fn calibration(&self, model: &str) -> StoreResult<Option<Calibration>> {
         Ok(self
             .db()?
             .opt(
@@ -141,12 +143,7 @@ impl EngineStore for PgStore {
             }))
     }
 
-    fn live_totals(
-        &self,
-        session_id: &str,
-        op_seq: i64,
-        msg_seq: i64,
-    ) -> Result<LiveTotals, StoreError> {
+    fn live_totals(&self, session_id: &str, op_seq: i64, msg_seq: i64) -> StoreResult<LiveTotals> {
         // One pass over each log's range (not one per figure).
         let r = self.db()?.one(
             "SELECT o.t, o.n, m.t, m.n FROM
@@ -164,7 +161,7 @@ impl EngineStore for PgStore {
         })
     }
 
-    fn log_heads(&self) -> Result<(i64, i64), StoreError> {
+    fn log_heads(&self) -> StoreResult<(i64, i64)> {
         let r = self.db()?.one(
             "SELECT coalesce((SELECT max(seq) FROM operations), 0), coalesce((SELECT max(seq) FROM messages), 0)",
             &[],
@@ -177,7 +174,7 @@ impl EngineStore for PgStore {
         session_id: &str,
         op_seq: i64,
         n: usize,
-    ) -> Result<Vec<Operation>, StoreError> {
+    ) -> StoreResult<Vec<Operation>> {
         let rows = self.db()?.query(
             &format!(
                 "SELECT {OP_COLUMNS} FROM operations WHERE session_id = $1 AND seq > $2 AND kind <> $3 ORDER BY seq DESC LIMIT $4"
@@ -192,7 +189,7 @@ impl EngineStore for PgStore {
         session_id: &str,
         msg_seq: i64,
         n: usize,
-    ) -> Result<Vec<Message>, StoreError> {
+    ) -> StoreResult<Vec<Message>> {
         let rows = self.db()?.query(
             &format!(
                 "SELECT {MSG_COLUMNS} FROM messages WHERE session_id = $1 AND seq > $2 ORDER BY seq DESC LIMIT $3"
@@ -202,7 +199,7 @@ impl EngineStore for PgStore {
         Ok(rows.iter().map(msg_from_row).collect())
     }
 
-    fn operations_at(&self, seqs: &[i64]) -> Result<Vec<Operation>, StoreError> {
+    fn operations_at(&self, seqs: &[i64]) -> StoreResult<Vec<Operation>> {
         let rows = self.db()?.query(
             &format!("SELECT {OP_COLUMNS} FROM operations WHERE seq = ANY($1) AND project_id = $2 ORDER BY seq"),
             &[&seqs, &self.project()],
@@ -210,7 +207,7 @@ impl EngineStore for PgStore {
         Ok(rows.iter().map(op_from_row).collect())
     }
 
-    fn messages_at(&self, seqs: &[i64]) -> Result<Vec<Message>, StoreError> {
+    fn messages_at(&self, seqs: &[i64]) -> StoreResult<Vec<Message>> {
         let rows = self.db()?.query(
             &format!("SELECT {MSG_COLUMNS} FROM messages WHERE seq = ANY($1) AND project_id = $2 ORDER BY seq"),
             &[&seqs, &self.project()],
@@ -218,7 +215,7 @@ impl EngineStore for PgStore {
         Ok(rows.iter().map(msg_from_row).collect())
     }
 
-    fn hot_item_at(&self, id: &str, version: u64) -> Result<HotItem, StoreError> {
+    fn hot_item_at(&self, id: &str, version: u64) -> StoreResult<HotItem> {
         self.db()?
             .opt(
                 "SELECT i.id, i.kind, h.text, h.detail, i.parent_id, h.priority, h.status, h.agent, h.version, i.created_at, h.updated_at, i.seq
@@ -233,7 +230,7 @@ impl EngineStore for PgStore {
             })
     }
 
-    fn checkpoint(&self, id: &str) -> Result<StoredCheckpoint, StoreError> {
+    fn checkpoint(&self, id: &str) -> StoreResult<StoredCheckpoint> {
         self.db()?
             .opt(
                 &format!("SELECT {CP_COLUMNS} FROM checkpoints WHERE id = $1 AND project_id = $2"),
@@ -246,7 +243,7 @@ impl EngineStore for PgStore {
             })
     }
 
-    fn checkpoints(&self, n: usize) -> Result<Vec<StoredCheckpoint>, StoreError> {
+    fn checkpoints(&self, n: usize) -> StoreResult<Vec<StoredCheckpoint>> {
         let rows = self.db()?.query(
             &format!(
                 "SELECT {CP_COLUMNS} FROM checkpoints WHERE project_id = $1 ORDER BY created_at DESC, row_id DESC LIMIT $2"
@@ -260,7 +257,7 @@ impl EngineStore for PgStore {
         &self,
         session_id: &str,
         kind: &str,
-    ) -> Result<Option<CompactionRecord>, StoreError> {
+    ) -> StoreResult<Option<CompactionRecord>> {
         Ok(self
             .db()?
             .opt(
@@ -272,7 +269,7 @@ impl EngineStore for PgStore {
             .map(|r| compaction_row(&r)))
     }
 
-    fn compactions(&self, n: usize) -> Result<Vec<CompactionRecord>, StoreError> {
+    fn compactions(&self, n: usize) -> StoreResult<Vec<CompactionRecord>> {
         let rows = self.db()?.query(
             &format!(
                 "SELECT {COMPACTION_COLUMNS} FROM compactions WHERE project_id = $1 ORDER BY seq DESC LIMIT $2"
@@ -282,7 +279,7 @@ impl EngineStore for PgStore {
         Ok(rows.iter().map(compaction_row).collect())
     }
 
-    fn substitutions(&self, seqs: &[i64]) -> Result<Vec<Substitution>, StoreError> {
+    fn substitutions(&self, seqs: &[i64]) -> StoreResult<Vec<Substitution>> {
         if seqs.is_empty() {
             return Ok(Vec::new());
         }
@@ -297,15 +294,15 @@ impl EngineStore for PgStore {
             .collect()
     }
 
-    fn read_artifacts(&self, path: Option<&str>) -> Result<Vec<Artifact>, StoreError> {
+    fn read_artifacts(&self, path: Option<&str>) -> StoreResult<Vec<Artifact>> {
         self.stored_artifacts(path)
     }
 
-    fn forgettings(&self, limit: usize) -> Result<Vec<ForgetAudit>, StoreError> {
+    fn forgettings(&self, limit: usize) -> StoreResult<Vec<ForgetAudit>> {
         self.forget_audit(limit)
     }
 
-    fn commit(&self, c: &EngineCommit) -> Result<Option<Operation>, StoreError> {
+    fn commit(&self, c: &EngineCommit) -> StoreResult<Option<Operation>> {
         let state = c.state_row()?;
         self.write(|db| {
             if let Some((expected, st, text)) = &state {

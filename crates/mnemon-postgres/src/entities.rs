@@ -2,7 +2,7 @@
 
 use mnemon_core::memory::{
     Entity, EntityChange, EntityDraft, EntityQuery, EntityStatus, EntityStore, StatusCount,
-    StoreError, Timestamp,
+    StoreError, StoreResult, Timestamp,
 };
 use mnemon_core::store::sql::{self, ENTITY_COLUMNS as COLUMNS};
 use tokio_postgres::Row;
@@ -17,7 +17,7 @@ fn from_row(r: &Row) -> Entity {
     sure(sql::entity(&Cols(r)))
 }
 
-fn get(db: &Db, store: &PgStore, number: u64) -> Result<Entity, StoreError> {
+fn get(db: &Db, store: &PgStore, number: u64) -> StoreResult<Entity> {
     let row = db.opt(
         &format!(
             "SELECT {COLUMNS}, deleted_at FROM entities WHERE project_id = $1 AND number = $2"
@@ -38,7 +38,7 @@ fn get(db: &Db, store: &PgStore, number: u64) -> Result<Entity, StoreError> {
 }
 
 impl EntityStore for PgStore {
-    fn create_entity(&self, d: &EntityDraft) -> Result<Entity, StoreError> {
+    fn create_entity(&self, d: &EntityDraft) -> StoreResult<Entity> {
         let indexed = words(&format!(
             "{} {}",
             d.title,
@@ -73,16 +73,11 @@ impl EntityStore for PgStore {
         })
     }
 
-    fn entity(&self, number: u64) -> Result<Entity, StoreError> {
+    fn entity(&self, number: u64) -> StoreResult<Entity> {
         get(&self.db()?, self, number)
     }
 
-    fn update_entity(
-        &self,
-        number: u64,
-        c: &EntityChange,
-        at: Timestamp,
-    ) -> Result<Entity, StoreError> {
+    fn update_entity(&self, number: u64, c: &EntityChange, at: Timestamp) -> StoreResult<Entity> {
         self.write(|db| {
             let current = get(db, self, number)?;
             current.check_change(c)?;
@@ -110,7 +105,7 @@ impl EntityStore for PgStore {
         })
     }
 
-    fn delete_entity(&self, number: u64, at: Timestamp) -> Result<Entity, StoreError> {
+    fn delete_entity(&self, number: u64, at: Timestamp) -> StoreResult<Entity> {
         self.write(|db| {
             let current = get(db, self, number)?;
             let children: Vec<Entity> = db
@@ -137,7 +132,7 @@ impl EntityStore for PgStore {
         })
     }
 
-    fn entities(&self, q: &EntityQuery) -> Result<Vec<Entity>, StoreError> {
+    fn entities(&self, q: &EntityQuery) -> StoreResult<Vec<Entity>> {
         let mut sql =
             format!("SELECT {COLUMNS} FROM entities WHERE project_id = $1 AND deleted_at IS NULL");
         let mut args: Vec<Box<dyn ToSql + Sync + Send>> =
@@ -168,7 +163,7 @@ impl EntityStore for PgStore {
             .collect())
     }
 
-    fn status_counts(&self) -> Result<Vec<StatusCount>, StoreError> {
+    fn status_counts(&self) -> StoreResult<Vec<StatusCount>> {
         let rows = self.db()?.query(
             "SELECT kind, status, count(*) FROM entities WHERE project_id = $1 AND deleted_at IS NULL GROUP BY kind, status ORDER BY kind COLLATE \"C\", status COLLATE \"C\"",
             &[&self.project()],

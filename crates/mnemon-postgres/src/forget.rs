@@ -9,7 +9,7 @@
 use mnemon_core::engine::forget::{
     Cell, ForgetAudit, ForgetRows, ForgetSql, Forgotten, Held, HeldKind, Matched,
 };
-use mnemon_core::memory::{StoreError, Timestamp};
+use mnemon_core::memory::{StoreError, StoreResult, Timestamp};
 use tokio_postgres::Row;
 use tokio_postgres::types::{FromSqlOwned, ToSql};
 
@@ -20,7 +20,7 @@ type Arg<'a> = &'a (dyn ToSql + Sync);
 
 impl PgStore {
     /// Rows of `sql`, whose `$1` is the project and `$2` (if any) `arg`.
-    fn forget_rows(&self, sql: &str, arg: Option<Arg<'_>>) -> Result<Vec<Row>, StoreError> {
+    fn forget_rows(&self, sql: &str, arg: Option<Arg<'_>>) -> StoreResult<Vec<Row>> {
         let project = self.project();
         match arg {
             Some(a) => self.db()?.query(sql, &[&project, a]),
@@ -29,11 +29,7 @@ impl PgStore {
     }
 
     /// The first column of every row.
-    fn forget_column<T: FromSqlOwned>(
-        &self,
-        sql: &str,
-        arg: Arg<'_>,
-    ) -> Result<Vec<T>, StoreError> {
+    fn forget_column<T: FromSqlOwned>(&self, sql: &str, arg: Arg<'_>) -> StoreResult<Vec<T>> {
         Ok(self
             .forget_rows(sql, Some(arg))?
             .iter()
@@ -42,7 +38,7 @@ impl PgStore {
     }
 
     /// Runs each statement with `$1` the project and `$2`, `$3` … `args`.
-    fn forget_exec(&self, statements: &[String], args: &[Arg<'_>]) -> Result<(), StoreError> {
+    fn forget_exec(&self, statements: &[String], args: &[Arg<'_>]) -> StoreResult<()> {
         let project = self.project();
         let mut all: Vec<Arg<'_>> = vec![&project];
         all.extend_from_slice(args);
@@ -54,7 +50,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn forget_audit(&self, limit: usize) -> Result<Vec<ForgetAudit>, StoreError> {
+    pub(crate) fn forget_audit(&self, limit: usize) -> StoreResult<Vec<ForgetAudit>> {
         let rows = self.db()?.query(
             "SELECT at, agent, targets, operations, messages, hot_items, decisions, sessions
              FROM forgettings WHERE project_id = $1 ORDER BY seq DESC LIMIT $2",
@@ -86,17 +82,17 @@ impl ForgetSql for PgStore {
         |n| format!("${n}")
     }
 
-    fn execute(&self, statements: &[String], args: &[Cell<'_>]) -> Result<(), StoreError> {
+    fn execute(&self, statements: &[String], args: &[Cell<'_>]) -> StoreResult<()> {
         self.forget_exec(statements, &sql_values(args))
     }
 
-    fn positions(&self, sql: &str, arg: Cell<'_>) -> Result<Vec<i64>, StoreError> {
+    fn positions(&self, sql: &str, arg: Cell<'_>) -> StoreResult<Vec<i64>> {
         self.forget_column(sql, sql_values(&[arg])[0])
     }
 }
 
 impl ForgetRows for PgStore {
-    fn message_seq(&self, id: &str) -> Result<i64, StoreError> {
+    fn message_seq(&self, id: &str) -> StoreResult<i64> {
         let db = self.db()?;
         let full = resolve_id(&db, "messages", "message", self.project(), id)?;
         Ok(db
@@ -105,7 +101,7 @@ impl ForgetRows for PgStore {
     }
 
     /// PostgreSQL's `lower` folds every letter its locale knows.
-    fn matching(&self, phrase: &str) -> Result<Matched, StoreError> {
+    fn matching(&self, phrase: &str) -> StoreResult<Matched> {
         Ok(Matched {
             operations: self.forget_column(
                 "SELECT o.seq FROM operations o WHERE o.project_id = $1 AND EXISTS (
@@ -131,14 +127,14 @@ impl ForgetRows for PgStore {
         })
     }
 
-    fn decision_hot_items(&self, id: &str) -> Result<Vec<String>, StoreError> {
+    fn decision_hot_items(&self, id: &str) -> StoreResult<Vec<String>> {
         self.forget_column(
             "SELECT id FROM hot_items WHERE project_id = $1 AND kind = 'decision' AND text LIKE '%(' || $2 || ')'",
             &id,
         )
     }
 
-    fn hot_texts(&self, id: &str) -> Result<Vec<String>, StoreError> {
+    fn hot_texts(&self, id: &str) -> StoreResult<Vec<String>> {
         Ok(self
             .forget_rows(
                 "SELECT h.text, coalesce(h.detail, '') FROM hot_history h JOIN hot_items i ON i.id = h.item_id
@@ -150,14 +146,14 @@ impl ForgetRows for PgStore {
             .collect())
     }
 
-    fn operations_logging(&self, id: &str) -> Result<Vec<i64>, StoreError> {
+    fn operations_logging(&self, id: &str) -> StoreResult<Vec<i64>> {
         self.forget_column(
             "SELECT seq FROM operations WHERE project_id = $1 AND data LIKE '{%' AND (data::jsonb) ->> 'id' = $2",
             &id,
         )
     }
 
-    fn held(&self, kind: HeldKind) -> Result<Vec<Held>, StoreError> {
+    fn held(&self, kind: HeldKind) -> StoreResult<Vec<Held>> {
         let mut sql = kind.select_statement(self.mark());
         // The order SQLite reads them in: as written, and paths bytewise.
         match kind {

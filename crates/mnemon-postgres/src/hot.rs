@@ -2,7 +2,7 @@
 
 use mnemon_core::memory::{
     HotContext, HotItem, HotItemChange, HotItemDraft, HotStatus, HotStore, Priority, StoreError,
-    Timestamp,
+    StoreResult, Timestamp,
 };
 use mnemon_core::store::sql::{self, HOT_COLUMNS as COLUMNS, Shifted, hot_conflict};
 use tokio_postgres::Row;
@@ -21,7 +21,7 @@ fn from_row_at(r: &Row, at: usize) -> HotItem {
     sure(sql::hot_item(&Shifted(&Cols(r), at)))
 }
 
-pub(crate) fn bump(db: &Db, project: &str) -> Result<(), StoreError> {
+pub(crate) fn bump(db: &Db, project: &str) -> StoreResult<()> {
     db.exec(
         "INSERT INTO hot_versions (project_id, version) VALUES ($1, 1) ON CONFLICT (project_id) DO UPDATE SET version = hot_versions.version + 1",
         &[&project],
@@ -30,7 +30,7 @@ pub(crate) fn bump(db: &Db, project: &str) -> Result<(), StoreError> {
 }
 
 /// Sets the item's index entry from its text as it now is.
-pub(crate) fn reindex(db: &Db, id: &str) -> Result<Option<HotItem>, StoreError> {
+pub(crate) fn reindex(db: &Db, id: &str) -> StoreResult<Option<HotItem>> {
     let Some(row) = db.opt(
         &format!("SELECT {COLUMNS} FROM hot_items WHERE id = $1"),
         &[&id],
@@ -52,7 +52,7 @@ pub(crate) fn reindex(db: &Db, id: &str) -> Result<Option<HotItem>, StoreError> 
 }
 
 impl HotStore for PgStore {
-    fn hot_context(&self) -> Result<HotContext, StoreError> {
+    fn hot_context(&self) -> StoreResult<HotContext> {
         // One statement is one snapshot, so the version matches the items,
         // in one round trip.
         let rows = self.db()?.query(
@@ -81,7 +81,7 @@ impl HotStore for PgStore {
         })
     }
 
-    fn add_hot_item(&self, d: &HotItemDraft) -> Result<HotItem, StoreError> {
+    fn add_hot_item(&self, d: &HotItemDraft) -> StoreResult<HotItem> {
         let id = new_id();
         let indexed = words(&format!("{} {}", d.text, d.detail.as_deref().unwrap_or("")));
         self.write(|db| {
@@ -114,7 +114,7 @@ impl HotStore for PgStore {
         expected: u64,
         c: &HotItemChange,
         at: Timestamp,
-    ) -> Result<HotItem, StoreError> {
+    ) -> StoreResult<HotItem> {
         self.write(|db| {
             let full = resolve_id(db, "hot_items", "hot-context item", self.project(), id)?;
             let changed = db.exec(
@@ -147,7 +147,7 @@ impl HotStore for PgStore {
         })
     }
 
-    fn hot_item(&self, id: &str) -> Result<HotItem, StoreError> {
+    fn hot_item(&self, id: &str) -> StoreResult<HotItem> {
         let db = self.db()?;
         let full = resolve_id(&db, "hot_items", "hot-context item", self.project(), id)?;
         db.one(

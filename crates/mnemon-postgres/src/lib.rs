@@ -39,7 +39,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::{self, ThreadId};
 
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
-use mnemon_core::memory::{Store, StoreError};
+use mnemon_core::memory::{Store, StoreError, StoreResult};
 
 pub use client::Db;
 pub use cluster::{Cluster, ClusterError, ClusterOptions};
@@ -93,7 +93,7 @@ impl Target {
     /// A `postgres://` URL or a `key=value` connection string. A password
     /// may come with it, from `PGPASSWORD` or from `.pgpass` (see
     /// [`Target::with_password_from`]).
-    pub fn parse(url: &str) -> Result<Target, StoreError> {
+    pub fn parse(url: &str) -> StoreResult<Target> {
         let config: tokio_postgres::Config = url.parse().map_err(|e| {
             StoreError::Invalid(format!(
                 "`{}` is not a PostgreSQL connection URL ({e}); write it as postgres://USER@HOST:PORT/DATABASE",
@@ -141,11 +141,11 @@ impl PgStore {
     /// Opens the project in the database `url` names, creating and
     /// migrating its tables if there are none. A schema holding other
     /// tables, or written by a newer mnemon, is refused unchanged.
-    pub fn open(url: &str) -> Result<PgStore, StoreError> {
+    pub fn open(url: &str) -> StoreResult<PgStore> {
         PgStore::connect(Target::parse(url)?)
     }
 
-    pub fn connect(target: Target) -> Result<PgStore, StoreError> {
+    pub fn connect(target: Target) -> StoreResult<PgStore> {
         let shown = target.shown();
         let mut config = target.config.clone();
         if let Some(schema) = &target.schema {
@@ -184,7 +184,7 @@ impl PgStore {
     }
 
     /// A second, independent client of the same project.
-    pub fn reopen(&self) -> Result<PgStore, StoreError> {
+    pub fn reopen(&self) -> StoreResult<PgStore> {
         PgStore::connect(self.shared.target.clone())
     }
 
@@ -208,7 +208,7 @@ impl PgStore {
 
     /// A connection for reads: the thread's unit of work's, or one from
     /// the pool.
-    pub fn db(&self) -> Result<Db, StoreError> {
+    pub fn db(&self) -> StoreResult<Db> {
         let client = match self.unit() {
             Some(c) => c,
             None => Arc::new(client::checkout(&self.shared.pool, &self.shared.shown)?),
@@ -219,7 +219,7 @@ impl PgStore {
     /// Runs `f` in one transaction holding the project's write lock and
     /// commits; inside a unit of work, in a savepoint of its transaction,
     /// so a failed write leaves the unit usable.
-    fn write<T>(&self, f: impl FnOnce(&Db) -> Result<T, StoreError>) -> Result<T, StoreError> {
+    fn write<T>(&self, f: impl FnOnce(&Db) -> StoreResult<T>) -> StoreResult<T> {
         if let Some(client) = self.unit() {
             let db = Db::new(client, self.shared.shown.clone());
             db.batch("SAVEPOINT mnemon_write")?;
@@ -242,7 +242,7 @@ impl PgStore {
     }
 
     /// Runs `f` as reads that see one snapshot.
-    fn snapshot<T>(&self, f: impl FnOnce(&Db) -> Result<T, StoreError>) -> Result<T, StoreError> {
+    fn snapshot<T>(&self, f: impl FnOnce(&Db) -> StoreResult<T>) -> StoreResult<T> {
         if let Some(client) = self.unit() {
             return f(&Db::new(client, self.shared.shown.clone()));
         }
@@ -282,10 +282,7 @@ impl Store for PgStore {
         &self.shared.project_id
     }
 
-    fn unit_of_work(
-        &self,
-        f: &mut dyn FnMut() -> Result<(), StoreError>,
-    ) -> Result<(), StoreError> {
+    fn unit_of_work(&self, f: &mut dyn FnMut() -> StoreResult<()>) -> StoreResult<()> {
         if self.unit().is_some() {
             return f();
         }
@@ -322,7 +319,7 @@ fn resolve_id(
     what: &'static str,
     project: &str,
     id: &str,
-) -> Result<String, StoreError> {
+) -> StoreResult<String> {
     let lookup = Lookup { db, table, project };
     mnemon_core::memory::resolve_id(table, what, id, &lookup)
 }
@@ -342,7 +339,7 @@ impl Lookup<'_> {
         what: &str,
         filter: &str,
         arg: &(dyn tokio_postgres::types::ToSql + Sync),
-    ) -> Result<Vec<tokio_postgres::Row>, StoreError> {
+    ) -> StoreResult<Vec<tokio_postgres::Row>> {
         let sql = format!(
             "SELECT {what} FROM {} WHERE project_id = $1 AND {filter}",
             self.table
@@ -352,12 +349,12 @@ impl Lookup<'_> {
 }
 
 impl mnemon_core::memory::IdLookup for Lookup<'_> {
-    fn at_position(&self, seq: i64) -> Result<Option<String>, StoreError> {
+    fn at_position(&self, seq: i64) -> StoreResult<Option<String>> {
         Ok(self.rows("id", "seq = $2", &seq)?.first().map(|r| r.get(0)))
     }
 
     /// PostgreSQL's `LIKE` escapes with `\\` by default.
-    fn two_starting_with(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+    fn two_starting_with(&self, prefix: &str) -> StoreResult<Vec<String>> {
         let rows = self.rows(
             "id",
             "id LIKE $2 LIMIT 2",
@@ -366,7 +363,7 @@ impl mnemon_core::memory::IdLookup for Lookup<'_> {
         Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
-    fn count_starting_with(&self, prefix: &str) -> Result<usize, StoreError> {
+    fn count_starting_with(&self, prefix: &str) -> StoreResult<usize> {
         let rows = self.rows(
             "count(*)",
             "id LIKE $2",

@@ -2,7 +2,7 @@
 
 use mnemon_core::memory::{
     Message, MessageDraft, MessageQuery, Operation, OperationDraft, OperationLog, OperationQuery,
-    Phase, StoreError,
+    Phase, StoreError, StoreResult,
 };
 use mnemon_core::store::sql::{LogFilter, stored_tokens};
 use tokio_postgres::types::ToSql;
@@ -17,7 +17,7 @@ use crate::text::{every_word, words};
 use crate::{PgStore, limit, new_id};
 
 /// PostgreSQL's text cannot hold a NUL character; SQLite's can.
-fn no_nul(what: &str, s: &str) -> Result<(), StoreError> {
+fn no_nul(what: &str, s: &str) -> StoreResult<()> {
     if s.contains('\0') {
         return Err(StoreError::Invalid(format!(
             "the {what} holds a NUL character, which PostgreSQL cannot store; remove it"
@@ -31,7 +31,7 @@ pub(crate) fn insert_operation(
     db: &Db,
     store: &PgStore,
     op: &OperationDraft,
-) -> Result<Operation, StoreError> {
+) -> StoreResult<Operation> {
     let id = new_id();
     let tokens = stored_tokens(op.tokens)?;
     let data = serde_json::to_string(&op.data).map_err(|e| StoreError::Invalid(e.to_string()))?;
@@ -116,7 +116,7 @@ fn insert_message(
     id: &str,
     tokens: i64,
     indexed: &str,
-) -> Result<Message, StoreError> {
+) -> StoreResult<Message> {
     let row = db.one(
         "INSERT INTO messages (id, project_id, session_id, role, agent, content, tokens, importance, pinned, created_at, tsv)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, strip(to_tsvector('simple', $11))) RETURNING seq",
@@ -145,18 +145,18 @@ fn insert_message(
 }
 
 impl OperationLog for PgStore {
-    fn append_operation(&self, op: &OperationDraft) -> Result<Operation, StoreError> {
+    fn append_operation(&self, op: &OperationDraft) -> StoreResult<Operation> {
         self.write(|db| insert_operation(db, self, op))
     }
 
-    fn append_messages(&self, msgs: &[MessageDraft]) -> Result<Vec<Message>, StoreError> {
+    fn append_messages(&self, msgs: &[MessageDraft]) -> StoreResult<Vec<Message>> {
         for m in msgs {
             no_nul("message", &m.content)?;
         }
         let rows = msgs
             .iter()
             .map(|m| Ok((new_id(), stored_tokens(m.tokens)?, words(&m.content))))
-            .collect::<Result<Vec<_>, StoreError>>()?;
+            .collect::<StoreResult<Vec<_>>>()?;
         self.write(|db| {
             let mut out = Vec::with_capacity(msgs.len());
             for (m, (id, tokens, indexed)) in msgs.iter().zip(&rows) {
@@ -166,7 +166,7 @@ impl OperationLog for PgStore {
         })
     }
 
-    fn operations(&self, q: &OperationQuery) -> Result<Vec<Operation>, StoreError> {
+    fn operations(&self, q: &OperationQuery) -> StoreResult<Vec<Operation>> {
         let Some((mut sql, mut args)) = op_filter(self, OP_COLUMNS, q) else {
             return Ok(Vec::new());
         };
@@ -176,7 +176,7 @@ impl OperationLog for PgStore {
         Ok(rows.iter().map(op_from_row).collect())
     }
 
-    fn count_operations(&self, q: &OperationQuery) -> Result<u64, StoreError> {
+    fn count_operations(&self, q: &OperationQuery) -> StoreResult<u64> {
         let Some((sql, args)) = op_filter(self, "count(*)", q) else {
             return Ok(0);
         };
@@ -185,7 +185,7 @@ impl OperationLog for PgStore {
         Ok(q.limit.map_or(n, |l| n.min(l as u64)))
     }
 
-    fn messages(&self, q: &MessageQuery) -> Result<Vec<Message>, StoreError> {
+    fn messages(&self, q: &MessageQuery) -> StoreResult<Vec<Message>> {
         let Some((mut sql, mut args)) = log_filter(self, MSG_COLUMNS, LogFilter::messages(q))
         else {
             return Ok(Vec::new());
@@ -196,7 +196,7 @@ impl OperationLog for PgStore {
         Ok(rows.iter().map(msg_from_row).collect())
     }
 
-    fn operation(&self, id: &str) -> Result<Operation, StoreError> {
+    fn operation(&self, id: &str) -> StoreResult<Operation> {
         let db = self.db()?;
         let full = crate::resolve_id(&db, "operations", "operation", self.project(), id)?;
         db.opt(

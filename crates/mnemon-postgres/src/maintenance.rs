@@ -2,7 +2,7 @@
 //! that do not match their rows, and rows pointing at rows that are gone.
 //! Page-level integrity is PostgreSQL's own (data checksums, `amcheck`).
 
-use mnemon_core::memory::{Health, StoreError};
+use mnemon_core::memory::{Health, StoreError, StoreResult};
 
 use crate::PgStore;
 
@@ -51,7 +51,7 @@ const ORPHANS: [(&str, &str); 4] = [
 ];
 
 impl PgStore {
-    pub fn check(&self) -> Result<Health, StoreError> {
+    pub fn check(&self) -> StoreResult<Health> {
         self.snapshot(|db| {
             let mut h = Health {
                 latest_schema: crate::LATEST_SCHEMA,
@@ -94,11 +94,11 @@ impl mnemon_core::store::Backend for PgStore {
         PgStore::shown(self).to_string()
     }
 
-    fn check(&self) -> Result<Health, StoreError> {
+    fn check(&self) -> StoreResult<Health> {
         PgStore::check(self)
     }
 
-    fn backup_to(&self, _dest: &std::path::Path) -> Result<(), StoreError> {
+    fn backup_to(&self, _dest: &std::path::Path) -> StoreResult<()> {
         Err(StoreError::Invalid(format!(
             "this project lives in PostgreSQL ({}); back it up with pg_dump (`pg_dump -Fc -n SCHEMA DATABASE`), which takes a consistent snapshot while servers write",
             PgStore::shown(self)

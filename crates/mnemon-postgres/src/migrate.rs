@@ -2,7 +2,7 @@
 //! one transaction: PostgreSQL's DDL is transactional, so a failed
 //! migration leaves the schema as it was.
 
-use mnemon_core::memory::StoreError;
+use mnemon_core::memory::{StoreError, StoreResult};
 
 use crate::client::{Db, Tx, block};
 use crate::error::map_err;
@@ -23,7 +23,7 @@ pub(crate) fn create_schema(
     config: &tokio_postgres::Config,
     schema: &str,
     shown: &str,
-) -> Result<(), StoreError> {
+) -> StoreResult<()> {
     block(async {
         let (client, conn) = config.connect(tokio_postgres::NoTls).await?;
         let task = tokio::spawn(conn);
@@ -44,7 +44,7 @@ pub(crate) fn create_schema(
     .map_err(|e| map_err(shown, e))
 }
 
-fn tables(db: &Db) -> Result<Vec<String>, StoreError> {
+fn tables(db: &Db) -> StoreResult<Vec<String>> {
     let rows = db.query(
         "SELECT table_name::text FROM information_schema.tables
          WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1",
@@ -53,7 +53,7 @@ fn tables(db: &Db) -> Result<Vec<String>, StoreError> {
     Ok(rows.iter().map(|r| r.get(0)).collect())
 }
 
-fn current_version(db: &Db) -> Result<i64, StoreError> {
+fn current_version(db: &Db) -> StoreResult<i64> {
     Ok(db
         .one(
             "SELECT coalesce(max(version), 0) FROM schema_migrations",
@@ -63,7 +63,7 @@ fn current_version(db: &Db) -> Result<i64, StoreError> {
 }
 
 /// Reads only: refuses a schema of another program or of a newer mnemon.
-fn check_ours(db: &Db, shown: &str) -> Result<bool, StoreError> {
+fn check_ours(db: &Db, shown: &str) -> StoreResult<bool> {
     let schema: Option<String> = db.one("SELECT current_schema()::text", &[])?.get(0);
     if schema.is_none() {
         return Err(StoreError::Invalid(format!(
@@ -95,14 +95,14 @@ fn check_ours(db: &Db, shown: &str) -> Result<bool, StoreError> {
     Ok(false)
 }
 
-fn project_id(db: &Db) -> Result<String, StoreError> {
+fn project_id(db: &Db) -> StoreResult<String> {
     Ok(db
         .one("SELECT value FROM meta WHERE key = 'project_id'", &[])?
         .get(0))
 }
 
 /// Brings the schema to [`LATEST_SCHEMA`] and returns its project id.
-pub(crate) fn migrate(db: &Db, shown: &str) -> Result<String, StoreError> {
+pub(crate) fn migrate(db: &Db, shown: &str) -> StoreResult<String> {
     if check_ours(db, shown)? {
         return project_id(db);
     }

@@ -1,7 +1,7 @@
 //! Full-text search over every tier, for retrieval and `mnemon search`.
 
 use mnemon_core::assemble::retrieve::{Hit, HitSource, LOG_SOURCES, SearchStore};
-use mnemon_core::memory::{StoreError, Timestamp};
+use mnemon_core::memory::{StoreError, StoreResult, Timestamp};
 use tokio_postgres::Row;
 
 use crate::PgStore;
@@ -151,7 +151,7 @@ impl Source {
 }
 
 impl SearchStore for PgStore {
-    fn last_row(&self, source: HitSource) -> Result<u64, StoreError> {
+    fn last_row(&self, source: HitSource) -> StoreResult<u64> {
         let src = Source::of(source);
         let last: Option<i64> = self
             .db()?
@@ -160,12 +160,7 @@ impl SearchStore for PgStore {
         Ok(last.unwrap_or(0).max(0) as u64)
     }
 
-    fn search(
-        &self,
-        query: &str,
-        limit: usize,
-        sources: &[HitSource],
-    ) -> Result<Vec<Hit>, StoreError> {
+    fn search(&self, query: &str, limit: usize, sources: &[HitSource]) -> StoreResult<Vec<Hit>> {
         let Some(q) = any_word(query) else {
             return Ok(Vec::new());
         };
@@ -195,7 +190,7 @@ impl SearchStore for PgStore {
             .collect())
     }
 
-    fn postings(&self, source: HitSource, term: &str, cap: usize) -> Result<Vec<i64>, StoreError> {
+    fn postings(&self, source: HitSource, term: &str, cap: usize) -> StoreResult<Vec<i64>> {
         Ok(self
             .postings_many(&[(source, term)], cap)?
             .pop()
@@ -204,11 +199,7 @@ impl SearchStore for PgStore {
 
     /// Every word's postings in one round trip, each statement planned for
     /// its own word (see [`Source::postings_sql`]).
-    fn postings_many(
-        &self,
-        asks: &[(HitSource, &str)],
-        cap: usize,
-    ) -> Result<Vec<Vec<i64>>, StoreError> {
+    fn postings_many(&self, asks: &[(HitSource, &str)], cap: usize) -> StoreResult<Vec<Vec<i64>>> {
         let mut out = vec![Vec::new(); asks.len()];
         let mut sql = String::new();
         let mut sent = Vec::new();
@@ -243,7 +234,7 @@ impl SearchStore for PgStore {
         Ok(out)
     }
 
-    fn last_rows(&self) -> Result<[u64; 2], StoreError> {
+    fn last_rows(&self) -> StoreResult<[u64; 2]> {
         let [o, m] = LOG_SOURCES.map(Source::of);
         let row = self.db()?.one(
             &format!(
@@ -256,7 +247,7 @@ impl SearchStore for PgStore {
         Ok([at(0), at(1)])
     }
 
-    fn records(&self, source: HitSource, rows: &[i64]) -> Result<Vec<Hit>, StoreError> {
+    fn records(&self, source: HitSource, rows: &[i64]) -> StoreResult<Vec<Hit>> {
         if rows.is_empty() {
             return Ok(Vec::new());
         }

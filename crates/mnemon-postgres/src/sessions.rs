@@ -1,7 +1,7 @@
 //! Sessions (tier 2).
 
 use mnemon_core::memory::{
-    Session, SessionChange, SessionStatus, SessionStore, StoreError, Timestamp,
+    Session, SessionChange, SessionStatus, SessionStore, StoreResult, Timestamp,
 };
 use mnemon_core::store::sql::{self, SESSION_COLUMNS as COLUMNS};
 use tokio_postgres::Row;
@@ -14,7 +14,7 @@ fn from_row(r: &Row) -> Session {
     sure(sql::session(&Cols(r)))
 }
 
-fn by_id(db: &Db, id: &str) -> Result<Session, StoreError> {
+fn by_id(db: &Db, id: &str) -> StoreResult<Session> {
     db.one(
         &format!("SELECT {COLUMNS} FROM sessions WHERE id = $1"),
         &[&id],
@@ -28,7 +28,7 @@ pub(crate) fn update_in(
     store: &PgStore,
     id: &str,
     c: &SessionChange,
-) -> Result<Session, StoreError> {
+) -> StoreResult<Session> {
     let full = resolve_id(db, "sessions", "session", store.project(), id)?;
     db.exec(
         "UPDATE sessions SET status = coalesce($2, status), title = coalesce($3, title), summary = coalesce($4, summary),
@@ -51,7 +51,7 @@ fn insert_in(
     title: Option<&str>,
     agent: &str,
     at: Timestamp,
-) -> Result<Session, StoreError> {
+) -> StoreResult<Session> {
     db.exec(
         "INSERT INTO sessions (id, project_id, title, agent, status, started_at, last_activity) VALUES ($1, $2, $3, $4, 'active', $5, $5)",
         &[&id, &store.project(), &title, &agent, &at.0],
@@ -59,7 +59,7 @@ fn insert_in(
     by_id(db, id)
 }
 
-fn active_in(db: &Db, store: &PgStore, agent: &str) -> Result<Option<Session>, StoreError> {
+fn active_in(db: &Db, store: &PgStore, agent: &str) -> StoreResult<Option<Session>> {
     Ok(db
         .opt(
             &format!(
@@ -77,18 +77,18 @@ impl SessionStore for PgStore {
         title: Option<&str>,
         agent: &str,
         at: Timestamp,
-    ) -> Result<Session, StoreError> {
+    ) -> StoreResult<Session> {
         let id = id_hint.map_or_else(new_id, str::to_string);
         self.write(|db| insert_in(db, self, &id, title, agent, at))
     }
 
-    fn session(&self, id: &str) -> Result<Session, StoreError> {
+    fn session(&self, id: &str) -> StoreResult<Session> {
         let db = self.db()?;
         let full = resolve_id(&db, "sessions", "session", self.project(), id)?;
         by_id(&db, &full)
     }
 
-    fn sessions(&self, limit: usize) -> Result<Vec<Session>, StoreError> {
+    fn sessions(&self, limit: usize) -> StoreResult<Vec<Session>> {
         let rows = self.db()?.query(
             &format!(
                 "SELECT {COLUMNS} FROM sessions WHERE project_id = $1 ORDER BY last_activity DESC, started_at DESC LIMIT $2"
@@ -98,15 +98,15 @@ impl SessionStore for PgStore {
         Ok(rows.iter().map(from_row).collect())
     }
 
-    fn update_session(&self, id: &str, c: &SessionChange) -> Result<Session, StoreError> {
+    fn update_session(&self, id: &str, c: &SessionChange) -> StoreResult<Session> {
         self.write(|db| update_in(db, self, id, c))
     }
 
-    fn active_session(&self, agent: &str) -> Result<Option<Session>, StoreError> {
+    fn active_session(&self, agent: &str) -> StoreResult<Option<Session>> {
         active_in(&self.db()?, self, agent)
     }
 
-    fn active_or_new_session(&self, agent: &str, at: Timestamp) -> Result<Session, StoreError> {
+    fn active_or_new_session(&self, agent: &str, at: Timestamp) -> StoreResult<Session> {
         // The write lock is taken before the read, so a second server
         // waits here and then finds the first one's session.
         self.write(|db| match active_in(db, self, agent)? {

@@ -2,8 +2,8 @@
 //! in one transaction, positions kept, search entries made, then read back
 //! and compared with the source's counts and hashes before it commits.
 
-use mnemon_core::memory::StoreError;
 use mnemon_core::memory::transfer::{Cell, Kind, Table, TableSum};
+use mnemon_core::memory::{StoreError, StoreResult};
 use mnemon_core::store::sql::RECORD_TABLES;
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
@@ -50,7 +50,7 @@ impl PgStore {
         tables: &[Table],
         rows: &[Vec<Vec<Cell>>],
         expected: &[TableSum],
-    ) -> Result<Vec<TableSum>, StoreError> {
+    ) -> StoreResult<Vec<TableSum>> {
         let db = self.db()?;
         let tx = Tx::begin(&db, Some(self.shared.lock_key))?;
         // A copy goes only where no memory is, summaries of it included.
@@ -94,7 +94,7 @@ impl PgStore {
     }
 }
 
-fn copy_table(db: &Db, t: &Table, rows: &[Vec<Cell>]) -> Result<(), StoreError> {
+fn copy_table(db: &Db, t: &Table, rows: &[Vec<Cell>]) -> StoreResult<()> {
     let cols: Vec<&str> = t.columns.iter().map(|(c, _)| *c).collect();
     let n = cols.len();
     let mut marks: Vec<String> = (1..=n).map(|i| format!("${i}")).collect();
@@ -157,7 +157,7 @@ fn copy_table(db: &Db, t: &Table, rows: &[Vec<Cell>]) -> Result<(), StoreError> 
     Ok(())
 }
 
-fn read_back(db: &Db, t: &Table, project_id: &str) -> Result<TableSum, StoreError> {
+fn read_back(db: &Db, t: &Table, project_id: &str) -> StoreResult<TableSum> {
     let cols: Vec<&str> = t.columns.iter().map(|(c, _)| *c).collect();
     let rows = if t.per_project {
         db.query(

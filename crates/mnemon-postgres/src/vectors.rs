@@ -2,14 +2,14 @@
 
 use mnemon_core::assemble::retrieve::HitSource;
 use mnemon_core::assemble::semantic::{Quantized, StoredVector, VectorStore};
-use mnemon_core::memory::StoreError;
+use mnemon_core::memory::StoreResult;
 
 use crate::PgStore;
 use crate::search::Source;
 
 /// The records of `source` (of this project, that retrieval can show) above
 /// `$2` with no vector of model `$3`.
-fn unembedded_sql(source: HitSource, select: &str, tail: &str) -> Result<String, StoreError> {
+fn unembedded_sql(source: HitSource, select: &str, tail: &str) -> StoreResult<String> {
     let src = Source::of(source);
     let name = source.vector_name()?;
     Ok(format!(
@@ -23,7 +23,7 @@ fn unembedded_sql(source: HitSource, select: &str, tail: &str) -> Result<String,
 }
 
 impl VectorStore for PgStore {
-    fn put_vectors(&self, model: &str, vectors: &[StoredVector]) -> Result<(), StoreError> {
+    fn put_vectors(&self, model: &str, vectors: &[StoredVector]) -> StoreResult<()> {
         self.write(|db| {
             for v in vectors {
                 let source = v.source.vector_name()?;
@@ -55,7 +55,7 @@ impl VectorStore for PgStore {
         model: &str,
         after: i64,
         limit: usize,
-    ) -> Result<Vec<(i64, StoredVector)>, StoreError> {
+    ) -> StoreResult<Vec<(i64, StoredVector)>> {
         let rows = self.db()?.query(
             "SELECT seq, source, record, chunk, scale, vector FROM vectors
              WHERE model = $1 AND seq > $2 ORDER BY seq LIMIT $3",
@@ -86,7 +86,7 @@ impl VectorStore for PgStore {
         source: HitSource,
         after: i64,
         limit: usize,
-    ) -> Result<Vec<i64>, StoreError> {
+    ) -> StoreResult<Vec<i64>> {
         let key = Source::of(source).key;
         let sql = unembedded_sql(source, key, &format!("ORDER BY {key} LIMIT $4"))?;
         let rows = self.db()?.query(
@@ -101,7 +101,7 @@ impl VectorStore for PgStore {
         Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
-    fn unembedded_count(&self, model: &str, source: HitSource) -> Result<u64, StoreError> {
+    fn unembedded_count(&self, model: &str, source: HitSource) -> StoreResult<u64> {
         let sql = unembedded_sql(source, "count(*)", "")?;
         let n: i64 = self
             .db()?

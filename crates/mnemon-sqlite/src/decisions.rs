@@ -2,18 +2,14 @@
 //! supersession as columns so lifecycle changes are checked in SQL.
 
 use mnemon_core::memory::{
-    DecisionRecord, DecisionStatus, DecisionStore, StoreError, decision_id, drawn_decision_id,
+    DecisionRecord, DecisionStatus, DecisionStore, StoreError, StoreResult, decision_id,
+    drawn_decision_id,
 };
 use rusqlite::{Connection, params};
 
 use crate::{SqliteStore, new_id, resolve_id};
 
-fn read(
-    conn: &Connection,
-    path: &str,
-    project: &str,
-    id: &str,
-) -> Result<DecisionRecord, StoreError> {
+fn read(conn: &Connection, path: &str, project: &str, id: &str) -> StoreResult<DecisionRecord> {
     let full = resolve_id(
         conn,
         path,
@@ -33,11 +29,7 @@ fn read(
 }
 
 impl SqliteStore {
-    fn insert(
-        &self,
-        tx: &Connection,
-        draft: &DecisionRecord,
-    ) -> Result<DecisionRecord, StoreError> {
+    fn insert(&self, tx: &Connection, draft: &DecisionRecord) -> StoreResult<DecisionRecord> {
         // Eight hex digits can collide; the UNIQUE constraint tells us, and we draw again.
         for _ in 0..8 {
             let mut r = draft.clone();
@@ -64,15 +56,15 @@ impl SqliteStore {
 }
 
 impl DecisionStore for SqliteStore {
-    fn insert_decision(&self, draft: &DecisionRecord) -> Result<DecisionRecord, StoreError> {
+    fn insert_decision(&self, draft: &DecisionRecord) -> StoreResult<DecisionRecord> {
         self.write(|tx| self.insert(tx, draft))
     }
 
-    fn decision(&self, id: &str) -> Result<DecisionRecord, StoreError> {
+    fn decision(&self, id: &str) -> StoreResult<DecisionRecord> {
         read(&self.conn(), &self.path, &self.project_id, id)
     }
 
-    fn decisions(&self, limit: Option<usize>) -> Result<Vec<DecisionRecord>, StoreError> {
+    fn decisions(&self, limit: Option<usize>) -> StoreResult<Vec<DecisionRecord>> {
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached("SELECT record, status, superseded_by FROM decisions WHERE project_id = ?1 ORDER BY seq DESC LIMIT ?2")
@@ -94,7 +86,7 @@ impl DecisionStore for SqliteStore {
         id: &str,
         status: DecisionStatus,
         superseded_by: Option<&str>,
-    ) -> Result<(), StoreError> {
+    ) -> StoreResult<()> {
         self.write(|tx| {
             tx.execute(
                 "UPDATE decisions SET status = ?2, superseded_by = coalesce(?3, superseded_by) WHERE id = ?1",

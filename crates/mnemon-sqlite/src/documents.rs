@@ -1,7 +1,7 @@
 //! Versioned episodic documents with `keep_versions` retention.
 
 use mnemon_core::memory::episodic::NextVersion;
-use mnemon_core::memory::{DocKind, Document, DocumentStore, StoreError, Timestamp};
+use mnemon_core::memory::{DocKind, Document, DocumentStore, StoreResult, Timestamp};
 use mnemon_core::store::sql::{self, DOCUMENT_COLUMNS};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
@@ -12,11 +12,7 @@ fn from_row(kind: DocKind) -> impl Fn(&Row<'_>) -> rusqlite::Result<Document> {
     move |r| sql::document(kind, &Cols(r))
 }
 
-fn current(
-    conn: &Connection,
-    store: &SqliteStore,
-    kind: DocKind,
-) -> Result<Option<Document>, StoreError> {
+fn current(conn: &Connection, store: &SqliteStore, kind: DocKind) -> StoreResult<Option<Document>> {
     conn.query_row(
         &format!("SELECT {DOCUMENT_COLUMNS} FROM documents WHERE project_id = ?1 AND kind = ?2 ORDER BY version DESC LIMIT 1"),
         params![store.project_id, kind.stem()],
@@ -34,7 +30,7 @@ pub(crate) fn save_in(
     content: &str,
     at: Timestamp,
     keep_versions: u64,
-) -> Result<Document, StoreError> {
+) -> StoreResult<Document> {
     let now = current(tx, store, kind)?;
     let doc = match Document::next(now, kind, content, at) {
         NextVersion::Same(doc) => return Ok(doc),
@@ -64,11 +60,11 @@ impl DocumentStore for SqliteStore {
         content: &str,
         at: Timestamp,
         keep_versions: u64,
-    ) -> Result<Document, StoreError> {
+    ) -> StoreResult<Document> {
         self.write(|tx| save_in(tx, self, kind, content, at, keep_versions))
     }
 
-    fn document(&self, kind: DocKind, version: Option<u64>) -> Result<Document, StoreError> {
+    fn document(&self, kind: DocKind, version: Option<u64>) -> StoreResult<Document> {
         let conn = self.conn();
         let found = match version {
             None => current(&conn, self, kind)?,
@@ -84,7 +80,7 @@ impl DocumentStore for SqliteStore {
         found.ok_or_else(|| Document::not_found(kind, version))
     }
 
-    fn document_versions(&self, kind: DocKind) -> Result<Vec<Document>, StoreError> {
+    fn document_versions(&self, kind: DocKind) -> StoreResult<Vec<Document>> {
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(&format!("SELECT {DOCUMENT_COLUMNS} FROM documents WHERE project_id = ?1 AND kind = ?2 ORDER BY version DESC"))

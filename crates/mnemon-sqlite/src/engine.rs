@@ -6,7 +6,9 @@ use mnemon_core::engine::{
     Calibration, CompactionRecord, EngineCommit, EngineState, EngineStore, LiveTotals,
     StoredCheckpoint, state_conflict,
 };
-use mnemon_core::memory::{HotItem, Message, Operation, Priority, StoreError, Timestamp};
+use mnemon_core::memory::{
+    HotItem, Message, Operation, Priority, StoreError, StoreResult, Timestamp,
+};
 use mnemon_core::optimize::{Artifact, Substitution};
 use rusqlite::{OptionalExtension, Row, params};
 
@@ -57,7 +59,7 @@ impl SqliteStore {
         table: &str,
         seqs: &[i64],
         from_row: fn(&Row<'_>) -> rusqlite::Result<T>,
-    ) -> Result<Vec<T>, StoreError> {
+    ) -> StoreResult<Vec<T>> {
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(&format!(
@@ -79,7 +81,7 @@ impl SqliteStore {
 }
 
 impl EngineStore for SqliteStore {
-    fn engine_state(&self, agent: &str) -> Result<Option<EngineState>, StoreError> {
+    fn engine_state(&self, agent: &str) -> StoreResult<Option<EngineState>> {
         let conn = self.conn();
         let row: Option<(i64, String)> = conn
             .prepare_cached(
@@ -104,7 +106,7 @@ impl EngineStore for SqliteStore {
         .transpose()
     }
 
-    fn calibration(&self, model: &str) -> Result<Option<Calibration>, StoreError> {
+    fn calibration(&self, model: &str) -> StoreResult<Option<Calibration>> {
         let conn = self.conn();
         conn.prepare_cached(
             "SELECT factor_ppm, samples FROM calibration WHERE project_id = ?1 AND model = ?2",
@@ -121,12 +123,7 @@ impl EngineStore for SqliteStore {
         .map_err(|e| self.err(e))
     }
 
-    fn live_totals(
-        &self,
-        session_id: &str,
-        op_seq: i64,
-        msg_seq: i64,
-    ) -> Result<LiveTotals, StoreError> {
+    fn live_totals(&self, session_id: &str, op_seq: i64, msg_seq: i64) -> StoreResult<LiveTotals> {
         Ok(self
             .live_totals_through(session_id, op_seq, msg_seq)?
             .map_or_else(LiveTotals::default, |t| t.0))
@@ -139,7 +136,7 @@ impl EngineStore for SqliteStore {
         session_id: &str,
         op_seq: i64,
         msg_seq: i64,
-    ) -> Result<Option<(LiveTotals, i64, i64)>, StoreError> {
+    ) -> StoreResult<Option<(LiveTotals, i64, i64)>> {
         let conn = self.conn();
         let (op_tokens, op_count, op_head): (i64, i64, i64) = conn
             .prepare_cached(
@@ -170,7 +167,7 @@ impl EngineStore for SqliteStore {
         Ok(Some((totals, op_head, msg_head)))
     }
 
-    fn log_heads(&self) -> Result<(i64, i64), StoreError> {
+    fn log_heads(&self) -> StoreResult<(i64, i64)> {
         let conn = self.conn();
         conn.query_row(
             "SELECT coalesce((SELECT max(seq) FROM operations), 0), coalesce((SELECT max(seq) FROM messages), 0)",
@@ -185,7 +182,7 @@ impl EngineStore for SqliteStore {
         session_id: &str,
         op_seq: i64,
         n: usize,
-    ) -> Result<Vec<Operation>, StoreError> {
+    ) -> StoreResult<Vec<Operation>> {
         let conn = self.conn();
         conn.prepare_cached(&format!(
             "SELECT {OP_COLUMNS} FROM operations WHERE session_id = ?1 AND seq > ?2 AND kind != ?3 ORDER BY seq DESC LIMIT ?4"
@@ -202,7 +199,7 @@ impl EngineStore for SqliteStore {
         session_id: &str,
         msg_seq: i64,
         n: usize,
-    ) -> Result<Vec<Message>, StoreError> {
+    ) -> StoreResult<Vec<Message>> {
         let conn = self.conn();
         conn.prepare_cached(&format!(
             "SELECT {MSG_COLUMNS} FROM messages WHERE session_id = ?1 AND seq > ?2 ORDER BY seq DESC LIMIT ?3"
@@ -211,19 +208,19 @@ impl EngineStore for SqliteStore {
         .map_err(|e| self.err(e))
     }
 
-    fn operations_at(&self, seqs: &[i64]) -> Result<Vec<Operation>, StoreError> {
+    fn operations_at(&self, seqs: &[i64]) -> StoreResult<Vec<Operation>> {
         let mut out = self.at_positions(OP_COLUMNS, "operations", seqs, op_from_row)?;
         out.sort_by_key(|o| o.seq);
         Ok(out)
     }
 
-    fn messages_at(&self, seqs: &[i64]) -> Result<Vec<Message>, StoreError> {
+    fn messages_at(&self, seqs: &[i64]) -> StoreResult<Vec<Message>> {
         let mut out = self.at_positions(MSG_COLUMNS, "messages", seqs, msg_from_row)?;
         out.sort_by_key(|m| m.seq);
         Ok(out)
     }
 
-    fn hot_item_at(&self, id: &str, version: u64) -> Result<HotItem, StoreError> {
+    fn hot_item_at(&self, id: &str, version: u64) -> StoreResult<HotItem> {
         let conn = self.conn();
         conn.query_row(
             "SELECT i.id, i.kind, h.text, h.detail, i.parent_id, h.priority, h.status, h.agent, h.version, i.created_at, h.updated_at, i.seq
@@ -240,7 +237,7 @@ impl EngineStore for SqliteStore {
         })
     }
 
-    fn checkpoint(&self, id: &str) -> Result<StoredCheckpoint, StoreError> {
+    fn checkpoint(&self, id: &str) -> StoreResult<StoredCheckpoint> {
         let conn = self.conn();
         conn.query_row(
             &format!("SELECT {CP_COLUMNS} FROM checkpoints WHERE id = ?1 AND project_id = ?2"),
@@ -255,7 +252,7 @@ impl EngineStore for SqliteStore {
         })
     }
 
-    fn checkpoints(&self, n: usize) -> Result<Vec<StoredCheckpoint>, StoreError> {
+    fn checkpoints(&self, n: usize) -> StoreResult<Vec<StoredCheckpoint>> {
         let conn = self.conn();
         conn.prepare_cached(&format!(
             "SELECT {CP_COLUMNS} FROM checkpoints WHERE project_id = ?1 ORDER BY created_at DESC, rowid DESC LIMIT ?2"
@@ -268,7 +265,7 @@ impl EngineStore for SqliteStore {
         &self,
         session_id: &str,
         kind: &str,
-    ) -> Result<Option<CompactionRecord>, StoreError> {
+    ) -> StoreResult<Option<CompactionRecord>> {
         let conn = self.conn();
         conn.prepare_cached(&format!(
             "SELECT {COMPACTION_COLUMNS} FROM compactions WHERE session_id = ?1 AND kind = ?2 AND project_id = ?3 ORDER BY seq DESC LIMIT 1"
@@ -277,7 +274,7 @@ impl EngineStore for SqliteStore {
         .map_err(|e| self.err(e))
     }
 
-    fn compactions(&self, n: usize) -> Result<Vec<CompactionRecord>, StoreError> {
+    fn compactions(&self, n: usize) -> StoreResult<Vec<CompactionRecord>> {
         let conn = self.conn();
         conn.prepare_cached(&format!(
             "SELECT {COMPACTION_COLUMNS} FROM compactions WHERE project_id = ?1 ORDER BY seq DESC LIMIT ?2"
@@ -286,19 +283,19 @@ impl EngineStore for SqliteStore {
         .map_err(|e| self.err(e))
     }
 
-    fn substitutions(&self, seqs: &[i64]) -> Result<Vec<Substitution>, StoreError> {
+    fn substitutions(&self, seqs: &[i64]) -> StoreResult<Vec<Substitution>> {
         self.read_substitutions(seqs)
     }
 
-    fn read_artifacts(&self, path: Option<&str>) -> Result<Vec<Artifact>, StoreError> {
+    fn read_artifacts(&self, path: Option<&str>) -> StoreResult<Vec<Artifact>> {
         self.stored_artifacts(path)
     }
 
-    fn forgettings(&self, limit: usize) -> Result<Vec<ForgetAudit>, StoreError> {
+    fn forgettings(&self, limit: usize) -> StoreResult<Vec<ForgetAudit>> {
         self.forget_audit(limit)
     }
 
-    fn commit(&self, c: &EngineCommit) -> Result<Option<Operation>, StoreError> {
+    fn commit(&self, c: &EngineCommit) -> StoreResult<Option<Operation>> {
         let state = c.state_row()?;
         self.write(|tx| {
             if let Some((expected, st, text)) = &state {

@@ -2,7 +2,7 @@
 
 use mnemon_core::memory::{
     Entity, EntityChange, EntityDraft, EntityQuery, EntityStatus, EntityStore, StatusCount,
-    StoreError, Timestamp,
+    StoreError, StoreResult, Timestamp,
 };
 use mnemon_core::store::sql::{self, ENTITY_COLUMNS as COLUMNS};
 use rusqlite::types::Value;
@@ -15,7 +15,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Entity> {
     sql::entity(&Cols(r))
 }
 
-fn get(conn: &Connection, store: &SqliteStore, number: u64) -> Result<Entity, StoreError> {
+fn get(conn: &Connection, store: &SqliteStore, number: u64) -> StoreResult<Entity> {
     let row = conn
         .query_row(
             &format!(
@@ -36,7 +36,7 @@ fn get(conn: &Connection, store: &SqliteStore, number: u64) -> Result<Entity, St
 }
 
 impl EntityStore for SqliteStore {
-    fn create_entity(&self, d: &EntityDraft) -> Result<Entity, StoreError> {
+    fn create_entity(&self, d: &EntityDraft) -> StoreResult<Entity> {
         self.write(|tx| {
             // BEGIN IMMEDIATE holds the write lock, so max + 1 cannot race;
             // the primary key would refuse a duplicate anyway.
@@ -63,16 +63,11 @@ impl EntityStore for SqliteStore {
         })
     }
 
-    fn entity(&self, number: u64) -> Result<Entity, StoreError> {
+    fn entity(&self, number: u64) -> StoreResult<Entity> {
         get(&self.conn(), self, number)
     }
 
-    fn update_entity(
-        &self,
-        number: u64,
-        c: &EntityChange,
-        at: Timestamp,
-    ) -> Result<Entity, StoreError> {
+    fn update_entity(&self, number: u64, c: &EntityChange, at: Timestamp) -> StoreResult<Entity> {
         self.write(|tx| {
             let current = get(tx, self, number)?;
             current.check_change(c)?;
@@ -94,7 +89,7 @@ impl EntityStore for SqliteStore {
         })
     }
 
-    fn delete_entity(&self, number: u64, at: Timestamp) -> Result<Entity, StoreError> {
+    fn delete_entity(&self, number: u64, at: Timestamp) -> StoreResult<Entity> {
         self.write(|tx| {
             let current = get(tx, self, number)?;
             let mut stmt = tx
@@ -119,7 +114,7 @@ impl EntityStore for SqliteStore {
         })
     }
 
-    fn entities(&self, q: &EntityQuery) -> Result<Vec<Entity>, StoreError> {
+    fn entities(&self, q: &EntityQuery) -> StoreResult<Vec<Entity>> {
         let mut sql =
             format!("SELECT {COLUMNS} FROM entities WHERE project_id = ? AND deleted_at IS NULL");
         let mut args = vec![Value::Text(self.project_id.clone())];
@@ -144,7 +139,7 @@ impl EntityStore for SqliteStore {
             .map_err(|e| self.err(e))
     }
 
-    fn status_counts(&self) -> Result<Vec<StatusCount>, StoreError> {
+    fn status_counts(&self) -> StoreResult<Vec<StatusCount>> {
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached("SELECT kind, status, count(*) FROM entities WHERE project_id = ?1 AND deleted_at IS NULL GROUP BY kind, status ORDER BY kind, status")

@@ -6,7 +6,7 @@
 use mnemon_core::engine::forget::{
     Cell, ForgetAudit, ForgetRows, ForgetSql, Forgotten, Held, HeldKind, Matched,
 };
-use mnemon_core::memory::{StoreError, Timestamp};
+use mnemon_core::memory::{StoreError, StoreResult, Timestamp};
 use rusqlite::{ToSql, params};
 
 use crate::row::Cols;
@@ -19,7 +19,7 @@ impl SqliteStore {
         &self,
         sql: &str,
         arg: Option<&dyn ToSql>,
-    ) -> Result<Vec<T>, StoreError> {
+    ) -> StoreResult<Vec<T>> {
         self.forget_rows(sql, arg, |r| r.get(0))
     }
 
@@ -28,7 +28,7 @@ impl SqliteStore {
         sql: &str,
         arg: Option<&dyn ToSql>,
         row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
-    ) -> Result<Vec<T>, StoreError> {
+    ) -> StoreResult<Vec<T>> {
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(sql).map_err(|e| self.err(e))?;
         let rows = match arg {
@@ -40,7 +40,7 @@ impl SqliteStore {
     }
 
     /// Runs each statement with `?1` the project and `?2`, `?3` … `args`.
-    fn forget_exec(&self, statements: &[String], args: &[&dyn ToSql]) -> Result<(), StoreError> {
+    fn forget_exec(&self, statements: &[String], args: &[&dyn ToSql]) -> StoreResult<()> {
         self.write(|tx| {
             for sql in statements {
                 let mut all: Vec<&dyn ToSql> = vec![&self.project_id];
@@ -53,7 +53,7 @@ impl SqliteStore {
         })
     }
 
-    pub(crate) fn forget_audit(&self, limit: usize) -> Result<Vec<ForgetAudit>, StoreError> {
+    pub(crate) fn forget_audit(&self, limit: usize) -> StoreResult<Vec<ForgetAudit>> {
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(
@@ -106,17 +106,17 @@ impl ForgetSql for SqliteStore {
         |n| format!("?{n}")
     }
 
-    fn execute(&self, statements: &[String], args: &[Cell<'_>]) -> Result<(), StoreError> {
+    fn execute(&self, statements: &[String], args: &[Cell<'_>]) -> StoreResult<()> {
         self.forget_exec(statements, &sql_values(args))
     }
 
-    fn positions(&self, sql: &str, arg: Cell<'_>) -> Result<Vec<i64>, StoreError> {
+    fn positions(&self, sql: &str, arg: Cell<'_>) -> StoreResult<Vec<i64>> {
         self.forget_column(sql, Some(&sql_values(&[arg])[0]))
     }
 }
 
 impl ForgetRows for SqliteStore {
-    fn message_seq(&self, id: &str) -> Result<i64, StoreError> {
+    fn message_seq(&self, id: &str) -> StoreResult<i64> {
         let full = resolve_id(
             &self.conn(),
             &self.path,
@@ -133,7 +133,7 @@ impl ForgetRows for SqliteStore {
     }
 
     /// SQLite's `lower` folds ASCII letters only.
-    fn matching(&self, phrase: &str) -> Result<Matched, StoreError> {
+    fn matching(&self, phrase: &str) -> StoreResult<Matched> {
         Ok(Matched {
             operations: self.forget_column(
                 "SELECT o.seq FROM operations o WHERE o.project_id = ?1 AND EXISTS (
@@ -159,14 +159,14 @@ impl ForgetRows for SqliteStore {
         })
     }
 
-    fn decision_hot_items(&self, id: &str) -> Result<Vec<String>, StoreError> {
+    fn decision_hot_items(&self, id: &str) -> StoreResult<Vec<String>> {
         self.forget_column(
             "SELECT id FROM hot_items WHERE project_id = ?1 AND kind = 'decision' AND text LIKE '%(' || ?2 || ')'",
             Some(&id),
         )
     }
 
-    fn hot_texts(&self, id: &str) -> Result<Vec<String>, StoreError> {
+    fn hot_texts(&self, id: &str) -> StoreResult<Vec<String>> {
         let pairs: Vec<(String, String)> = self.forget_rows(
             "SELECT h.text, coalesce(h.detail, '') FROM hot_history h JOIN hot_items i ON i.id = h.item_id
              WHERE i.project_id = ?1 AND h.item_id = ?2",
@@ -176,14 +176,14 @@ impl ForgetRows for SqliteStore {
         Ok(pairs.into_iter().flat_map(|(t, d)| [t, d]).collect())
     }
 
-    fn operations_logging(&self, id: &str) -> Result<Vec<i64>, StoreError> {
+    fn operations_logging(&self, id: &str) -> StoreResult<Vec<i64>> {
         self.forget_column(
             "SELECT seq FROM operations WHERE project_id = ?1 AND json_extract(data, '$.id') = ?2",
             Some(&id),
         )
     }
 
-    fn held(&self, kind: HeldKind) -> Result<Vec<Held>, StoreError> {
+    fn held(&self, kind: HeldKind) -> StoreResult<Vec<Held>> {
         self.forget_rows(&kind.select_statement(self.mark()), None, |r| {
             kind.read(&Cols(r))
         })

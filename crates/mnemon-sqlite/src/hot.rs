@@ -1,7 +1,7 @@
 //! Hot context with per-item optimistic concurrency.
 
 use mnemon_core::memory::{
-    HotContext, HotItem, HotItemChange, HotItemDraft, HotStatus, HotStore, Priority, StoreError,
+    HotContext, HotItem, HotItemChange, HotItemDraft, HotStatus, HotStore, Priority, StoreResult,
     Timestamp,
 };
 use mnemon_core::store::sql::{self, HOT_COLUMNS as COLUMNS, hot_conflict};
@@ -23,7 +23,7 @@ pub(crate) fn bump(conn: &Connection, project: &str) -> rusqlite::Result<()> {
 }
 
 impl HotStore for SqliteStore {
-    fn hot_context(&self) -> Result<HotContext, StoreError> {
+    fn hot_context(&self) -> StoreResult<HotContext> {
         let mut conn = self.conn();
         // One read transaction, so the version matches the items: a
         // savepoint starts one, or nests in a unit of work's.
@@ -47,7 +47,7 @@ impl HotStore for SqliteStore {
         })
     }
 
-    fn add_hot_item(&self, d: &HotItemDraft) -> Result<HotItem, StoreError> {
+    fn add_hot_item(&self, d: &HotItemDraft) -> StoreResult<HotItem> {
         let id = new_id();
         self.write(|tx| {
             tx.execute(
@@ -67,7 +67,7 @@ impl HotStore for SqliteStore {
         expected: u64,
         c: &HotItemChange,
         at: Timestamp,
-    ) -> Result<HotItem, StoreError> {
+    ) -> StoreResult<HotItem> {
         self.write(|tx| {
             let full = resolve_id(tx, &self.path, "hot_items", "hot-context item", &self.project_id, id)?;
             let changed = tx
@@ -87,7 +87,7 @@ impl HotStore for SqliteStore {
         })
     }
 
-    fn hot_item(&self, id: &str) -> Result<HotItem, StoreError> {
+    fn hot_item(&self, id: &str) -> StoreResult<HotItem> {
         let conn = self.conn();
         let full = resolve_id(
             &conn,

@@ -33,7 +33,7 @@ use std::ops::{Deref, DerefMut};
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use mnemon_core::memory::{Store, StoreError};
+use mnemon_core::memory::{Store, StoreError, StoreResult};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 pub use maintenance::{backup_config, inspect, restore_into, set_backup_config};
@@ -108,7 +108,7 @@ impl SqliteStore {
     /// timeout. Every step of opening can be repeated (the migration is
     /// one exclusive transaction), so trying again loses nothing; a process
     /// among many creating one project waits its turn instead of failing.
-    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+    pub fn open(path: &Path) -> StoreResult<SqliteStore> {
         let mut pause = OPEN_PAUSE;
         let mut waited = std::time::Duration::ZERO;
         loop {
@@ -126,11 +126,11 @@ impl SqliteStore {
     /// Another connection to this store's file. The same as opening its
     /// path, which (with this store open) reads no header outside SQLite:
     /// see `open_once`.
-    pub fn open_another(&self) -> Result<SqliteStore, StoreError> {
+    pub fn open_another(&self) -> StoreResult<SqliteStore> {
         Self::open(Path::new(&self.path))
     }
 
-    fn open_once(path: &Path) -> Result<SqliteStore, StoreError> {
+    fn open_once(path: &Path) -> StoreResult<SqliteStore> {
         let shown = path.display().to_string();
         if path.is_dir() {
             return Err(StoreError::Foreign {
@@ -177,7 +177,7 @@ impl SqliteStore {
     }
 
     /// An in-memory store, for tests and one-off runs.
-    pub fn in_memory() -> Result<SqliteStore, StoreError> {
+    pub fn in_memory() -> StoreResult<SqliteStore> {
         let conn = Connection::open_in_memory().map_err(|e| map_err(":memory:", e))?;
         conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON;")
             .map_err(|e| map_err(":memory:", e))?;
@@ -200,7 +200,7 @@ impl SqliteStore {
     /// runaway writer fills its quota, not the disk. A write past the cap
     /// fails exactly as on a full disk ([`StoreError::DiskFull`]) and leaves
     /// everything already stored intact.
-    pub fn limit_pages(&self, pages: u64) -> Result<u64, StoreError> {
+    pub fn limit_pages(&self, pages: u64) -> StoreResult<u64> {
         let conn = self.conn();
         conn.query_row(&format!("PRAGMA max_page_count = {pages}"), [], |r| {
             r.get::<_, i64>(0)
@@ -210,7 +210,7 @@ impl SqliteStore {
     }
 
     /// `PRAGMA integrity_check`: `ok`, or what is wrong.
-    pub fn integrity_check(&self) -> Result<String, StoreError> {
+    pub fn integrity_check(&self) -> StoreResult<String> {
         let conn = self.conn();
         conn.query_row("PRAGMA integrity_check", [], |r| r.get::<_, String>(0))
             .map_err(|e| self.err(e))
@@ -218,7 +218,7 @@ impl SqliteStore {
 
     /// Sets this connection's page cache to `kib` KiB. SQLite takes pages
     /// as it reads them, so a small project never fills it.
-    pub fn set_page_cache_kib(&self, kib: u32) -> Result<(), StoreError> {
+    pub fn set_page_cache_kib(&self, kib: u32) -> StoreResult<()> {
         self.conn()
             .execute_batch(&format!("PRAGMA cache_size = -{kib}"))
             .map_err(|e| self.err(e))
@@ -238,10 +238,7 @@ impl SqliteStore {
 
     /// Runs `f` in one immediate transaction and commits; inside a unit of
     /// work, in a savepoint of the unit's transaction.
-    fn write<T>(
-        &self,
-        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
-    ) -> Result<T, StoreError> {
+    fn write<T>(&self, f: impl FnOnce(&Connection) -> StoreResult<T>) -> StoreResult<T> {
         let mut conn = self.conn();
         if conn.is_autocommit() {
             let _writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
@@ -300,10 +297,7 @@ impl Store for SqliteStore {
         &self.project_id
     }
 
-    fn unit_of_work(
-        &self,
-        f: &mut dyn FnMut() -> Result<(), StoreError>,
-    ) -> Result<(), StoreError> {
+    fn unit_of_work(&self, f: &mut dyn FnMut() -> StoreResult<()>) -> StoreResult<()> {
         let _pass = self.gate.enter();
         if !self.conn().is_autocommit() {
             return f();
@@ -350,7 +344,7 @@ pub const MEANING_PAGE_CACHE_KIB: u32 = 16_384;
 /// more time re-planning than searching. mnemon's plans do not depend on
 /// bound values (no partial indexes, no `LIKE` on an indexed column), so
 /// nothing is lost.
-fn tune(conn: &Connection, shown: &str) -> Result<(), StoreError> {
+fn tune(conn: &Connection, shown: &str) -> StoreResult<()> {
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     conn.execute_batch(&format!("PRAGMA cache_size = -{}", PAGE_CACHE_KIB))
         .map_err(|e| map_err(shown, e))?;
@@ -372,7 +366,7 @@ const HEADER_PAUSE: std::time::Duration = std::time::Duration::from_millis(20);
 /// page (a read that overlaps the write of it), so a header that is not
 /// SQLite's is read again a few times before the file is refused; a
 /// foreign file is refused 80 ms later than at the first read.
-fn check_header(path: &Path, shown: &str) -> Result<(), StoreError> {
+fn check_header(path: &Path, shown: &str) -> StoreResult<()> {
     for attempt in 1..=HEADER_READS {
         if header_is_sqlite(path, shown)? {
             return Ok(());
@@ -388,7 +382,7 @@ fn check_header(path: &Path, shown: &str) -> Result<(), StoreError> {
 }
 
 /// Whether the file starts as an SQLite database does, or is empty.
-fn header_is_sqlite(path: &Path, shown: &str) -> Result<bool, StoreError> {
+fn header_is_sqlite(path: &Path, shown: &str) -> StoreResult<bool> {
     use std::io::Read;
     let mut head = [0u8; 16];
     let mut f = std::fs::File::open(path).map_err(|e| StoreError::ReadOnly {
@@ -414,7 +408,7 @@ fn resolve_id(
     what: &'static str,
     project: &str,
     id: &str,
-) -> Result<String, StoreError> {
+) -> StoreResult<String> {
     let lookup = Lookup {
         conn,
         path,
@@ -440,7 +434,7 @@ impl Lookup<'_> {
         what: &str,
         filter: &str,
         arg: &dyn rusqlite::ToSql,
-    ) -> Result<Vec<T>, StoreError> {
+    ) -> StoreResult<Vec<T>> {
         let sql = format!(
             "SELECT {what} FROM {} WHERE project_id = ?1 AND {filter}",
             self.table
@@ -456,11 +450,11 @@ impl Lookup<'_> {
 }
 
 impl mnemon_core::memory::IdLookup for Lookup<'_> {
-    fn at_position(&self, seq: i64) -> Result<Option<String>, StoreError> {
+    fn at_position(&self, seq: i64) -> StoreResult<Option<String>> {
         Ok(self.column("id", "seq = ?2", &seq)?.into_iter().next())
     }
 
-    fn two_starting_with(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+    fn two_starting_with(&self, prefix: &str) -> StoreResult<Vec<String>> {
         self.column(
             "id",
             "id LIKE ?2 ESCAPE '\\' LIMIT 2",
@@ -468,7 +462,7 @@ impl mnemon_core::memory::IdLookup for Lookup<'_> {
         )
     }
 
-    fn count_starting_with(&self, prefix: &str) -> Result<usize, StoreError> {
+    fn count_starting_with(&self, prefix: &str) -> StoreResult<usize> {
         let n: Vec<i64> = self.column(
             "count(*)",
             "id LIKE ?2 ESCAPE '\\'",

@@ -2,7 +2,7 @@
 
 use mnemon_core::memory::{
     Message, MessageDraft, MessageQuery, Operation, OperationDraft, OperationLog, OperationQuery,
-    Phase, StoreError,
+    Phase, StoreError, StoreResult,
 };
 use mnemon_core::store::sql::{LogFilter, stored_tokens};
 use rusqlite::types::Value;
@@ -30,7 +30,7 @@ pub(crate) fn insert_operation(
     tx: &rusqlite::Connection,
     store: &SqliteStore,
     op: &OperationDraft,
-) -> Result<Operation, StoreError> {
+) -> StoreResult<Operation> {
     let id = new_id();
     let tokens = stored_tokens(op.tokens)?;
     let data = serde_json::to_string(&op.data).map_err(|e| StoreError::Invalid(e.to_string()))?;
@@ -73,7 +73,7 @@ fn insert_message(
     m: &MessageDraft,
     id: &str,
     tokens: i64,
-) -> Result<Message, StoreError> {
+) -> StoreResult<Message> {
     tx.prepare_cached(
         "INSERT INTO messages (id, project_id, session_id, role, agent, content, tokens, importance, pinned, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -105,15 +105,15 @@ fn insert_message(
 }
 
 impl OperationLog for SqliteStore {
-    fn append_operation(&self, op: &OperationDraft) -> Result<Operation, StoreError> {
+    fn append_operation(&self, op: &OperationDraft) -> StoreResult<Operation> {
         self.write(|tx| insert_operation(tx, self, op))
     }
 
-    fn append_messages(&self, msgs: &[MessageDraft]) -> Result<Vec<Message>, StoreError> {
+    fn append_messages(&self, msgs: &[MessageDraft]) -> StoreResult<Vec<Message>> {
         let rows = msgs
             .iter()
             .map(|m| Ok((new_id(), stored_tokens(m.tokens)?)))
-            .collect::<Result<Vec<_>, StoreError>>()?;
+            .collect::<StoreResult<Vec<_>>>()?;
         self.write(|tx| {
             let mut out = Vec::with_capacity(msgs.len());
             for (m, (id, tokens)) in msgs.iter().zip(&rows) {
@@ -123,7 +123,7 @@ impl OperationLog for SqliteStore {
         })
     }
 
-    fn operations(&self, q: &OperationQuery) -> Result<Vec<Operation>, StoreError> {
+    fn operations(&self, q: &OperationQuery) -> StoreResult<Vec<Operation>> {
         let Some((mut sql, mut args)) = self.operation_filter(OP_COLUMNS, q) else {
             return Ok(Vec::new());
         };
@@ -136,7 +136,7 @@ impl OperationLog for SqliteStore {
             .map_err(|e| self.err(e))
     }
 
-    fn count_operations(&self, q: &OperationQuery) -> Result<u64, StoreError> {
+    fn count_operations(&self, q: &OperationQuery) -> StoreResult<u64> {
         let Some((sql, args)) = self.operation_filter("count(*)", q) else {
             return Ok(0);
         };
@@ -149,7 +149,7 @@ impl OperationLog for SqliteStore {
         Ok(q.limit.map_or(n, |l| n.min(l as u64)))
     }
 
-    fn messages(&self, q: &MessageQuery) -> Result<Vec<Message>, StoreError> {
+    fn messages(&self, q: &MessageQuery) -> StoreResult<Vec<Message>> {
         let Some((mut sql, mut args)) = self.log_filter(MSG_COLUMNS, LogFilter::messages(q)) else {
             return Ok(Vec::new());
         };
@@ -162,7 +162,7 @@ impl OperationLog for SqliteStore {
             .map_err(|e| self.err(e))
     }
 
-    fn operation(&self, id: &str) -> Result<Operation, StoreError> {
+    fn operation(&self, id: &str) -> StoreResult<Operation> {
         let conn = self.conn();
         let full = crate::resolve_id(
             &conn,

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use mnemon_core::memory::{Health, StoreError};
+use mnemon_core::memory::{Health, StoreError, StoreResult};
 use rusqlite::backup::{Backup, StepResult};
 use rusqlite::{Connection, OpenFlags};
 
@@ -26,7 +26,7 @@ const FTS_TABLES: &[&str] = &[
 ];
 
 /// Copies every page of `src` into `dst` in one step.
-fn copy(src: &Connection, dst: &mut Connection, shown: &str) -> Result<(), StoreError> {
+fn copy(src: &Connection, dst: &mut Connection, shown: &str) -> StoreResult<()> {
     let backup = Backup::new(src, dst).map_err(|e| map_err(shown, e))?;
     loop {
         match backup.step(-1).map_err(|e| map_err(shown, e))? {
@@ -45,7 +45,7 @@ impl SqliteStore {
     /// A consistent copy of this database at `dest`, which must not exist:
     /// written to a temporary name beside it and renamed when complete, so
     /// a backup that fails half-way leaves no file that looks whole.
-    pub fn backup_to(&self, dest: &Path) -> Result<(), StoreError> {
+    pub fn backup_to(&self, dest: &Path) -> StoreResult<()> {
         let shown = dest.display().to_string();
         if dest.exists() {
             return Err(StoreError::Invalid(format!(
@@ -75,13 +75,13 @@ impl SqliteStore {
     }
 
     /// Integrity, search indexes, orphans and schema version.
-    pub fn check(&self) -> Result<Health, StoreError> {
+    pub fn check(&self) -> StoreResult<Health> {
         let conn = self.conn();
         health(&conn, self.path())
     }
 }
 
-fn health(conn: &Connection, shown: &str) -> Result<Health, StoreError> {
+fn health(conn: &Connection, shown: &str) -> StoreResult<Health> {
     let e = |err| map_err(shown, err);
     let mut h = Health {
         latest_schema: LATEST_SCHEMA,
@@ -154,7 +154,7 @@ fn health(conn: &Connection, shown: &str) -> Result<Health, StoreError> {
 
 /// Checks that `src` is a mnemon database in good health, without writing
 /// to it; returns its project id and its health.
-pub fn inspect(src: &Path) -> Result<(String, Health), StoreError> {
+pub fn inspect(src: &Path) -> StoreResult<(String, Health)> {
     let shown = src.display().to_string();
     if !src.is_file() {
         return Err(StoreError::Invalid(format!(
@@ -183,7 +183,7 @@ pub fn inspect(src: &Path) -> Result<(String, Health), StoreError> {
 const BACKUP_CONFIG: &str = "backup_config_toml";
 
 /// Stores `config` (a `config.toml` text) in the backup at `dest`.
-pub fn set_backup_config(dest: &Path, config: &str) -> Result<(), StoreError> {
+pub fn set_backup_config(dest: &Path, config: &str) -> StoreResult<()> {
     let shown = dest.display().to_string();
     let conn = Connection::open(dest).map_err(|e| map_err(&shown, e))?;
     conn.execute(
@@ -195,7 +195,7 @@ pub fn set_backup_config(dest: &Path, config: &str) -> Result<(), StoreError> {
 }
 
 /// The `config.toml` a backup carries, if the project had one.
-pub fn backup_config(src: &Path) -> Result<Option<String>, StoreError> {
+pub fn backup_config(src: &Path) -> StoreResult<Option<String>> {
     let shown = src.display().to_string();
     let conn = Connection::open_with_flags(src, OpenFlags::SQLITE_OPEN_READ_ONLY)
         .map_err(|e| map_err(&shown, e))?;
@@ -213,7 +213,7 @@ pub fn backup_config(src: &Path) -> Result<Option<String>, StoreError> {
 /// Replaces the database at `db` with the contents of `src` (after
 /// [`inspect`] found it healthy), through SQLite's locks so that no other
 /// connection sees half of it. Returns the restored project id.
-pub fn restore_into(src: &Path, db: &Path) -> Result<String, StoreError> {
+pub fn restore_into(src: &Path, db: &Path) -> StoreResult<String> {
     let (id, h) = inspect(src)?;
     let shown = src.display().to_string();
     if !h.integrity.is_empty() {
@@ -253,11 +253,11 @@ impl mnemon_core::store::Backend for SqliteStore {
         self.path().to_string()
     }
 
-    fn check(&self) -> Result<Health, StoreError> {
+    fn check(&self) -> StoreResult<Health> {
         SqliteStore::check(self)
     }
 
-    fn backup_to(&self, dest: &Path) -> Result<(), StoreError> {
+    fn backup_to(&self, dest: &Path) -> StoreResult<()> {
         SqliteStore::backup_to(self, dest)
     }
 }

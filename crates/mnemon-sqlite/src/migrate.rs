@@ -1,6 +1,6 @@
 //! Numbered, append-only migrations, each applied in its own transaction.
 
-use mnemon_core::memory::StoreError;
+use mnemon_core::memory::{StoreError, StoreResult};
 use rusqlite::Connection;
 
 use crate::error::map_err;
@@ -62,7 +62,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
 pub const LATEST_SCHEMA: i64 = MIGRATIONS[MIGRATIONS.len() - 1].0;
 
 /// Reads only: refuses a database of another program or of a newer mnemon.
-pub(crate) fn check_ours(conn: &Connection, path: &str) -> Result<(), StoreError> {
+pub(crate) fn check_ours(conn: &Connection, path: &str) -> StoreResult<()> {
     let e = |err| map_err(path, err);
     let tables: Vec<String> = conn
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
@@ -109,14 +109,14 @@ pub(crate) fn check_ours(conn: &Connection, path: &str) -> Result<(), StoreError
 /// once a forget has vacuumed a database an earlier mnemon wrote.
 pub(crate) const ZEROED: &str = "free_space_zeroed";
 
-pub(crate) fn migrate(conn: &Connection, path: &str) -> Result<String, StoreError> {
+pub(crate) fn migrate(conn: &Connection, path: &str) -> StoreResult<String> {
     let e = |err| map_err(path, err);
     check_ours(conn, path)?;
     if let Some(id) = up_to_date(conn).map_err(e)? {
         return Ok(id);
     }
     conn.execute_batch("BEGIN EXCLUSIVE").map_err(e)?;
-    let result = (|| -> Result<String, StoreError> {
+    let result = (|| -> StoreResult<String> {
         // Another process may have migrated while this one waited.
         check_ours(conn, path)?;
         conn.execute_batch(

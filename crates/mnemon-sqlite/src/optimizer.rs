@@ -1,7 +1,7 @@
 //! The optimizer's tables: substitutions (what an optimized operation now
 //! shows in the live context) and artifacts (what left it, in full).
 
-use mnemon_core::memory::{StoreError, Timestamp};
+use mnemon_core::memory::{StoreResult, Timestamp};
 use mnemon_core::optimize::{Artifact, Substitution};
 use mnemon_core::store::sql::{
     ARTIFACT_COLUMNS, SUBSTITUTION_COLUMNS, StoredArtifact, StoredSubstitution, replacement_columns,
@@ -14,7 +14,7 @@ use crate::row::Cols;
 impl SqliteStore {
     /// One range read over the positions' span, filtered here: working
     /// memory asks on every write, and most spans hold no substitution.
-    pub(crate) fn read_substitutions(&self, seqs: &[i64]) -> Result<Vec<Substitution>, StoreError> {
+    pub(crate) fn read_substitutions(&self, seqs: &[i64]) -> StoreResult<Vec<Substitution>> {
         let (Some(lo), Some(hi)) = (seqs.iter().min(), seqs.iter().max()) else {
             return Ok(Vec::new());
         };
@@ -38,7 +38,7 @@ impl SqliteStore {
             .collect()
     }
 
-    pub(crate) fn stored_artifacts(&self, path: Option<&str>) -> Result<Vec<Artifact>, StoreError> {
+    pub(crate) fn stored_artifacts(&self, path: Option<&str>) -> StoreResult<Vec<Artifact>> {
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(&format!(
@@ -61,7 +61,7 @@ impl SqliteStore {
         subs: &[Substitution],
         artifacts: &[Artifact],
         at: Timestamp,
-    ) -> Result<(), StoreError> {
+    ) -> StoreResult<()> {
         for s in subs {
             let (kind, text) = replacement_columns(s);
             tx.execute(

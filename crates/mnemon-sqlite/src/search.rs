@@ -1,7 +1,7 @@
 //! Full-text search over every tier, for retrieval and `mnemon search`.
 
 use mnemon_core::assemble::retrieve::{Hit, HitSource, SearchStore};
-use mnemon_core::memory::{StoreError, Timestamp};
+use mnemon_core::memory::{StoreResult, Timestamp};
 use rusqlite::params;
 
 use crate::SqliteStore;
@@ -173,7 +173,7 @@ impl Source {
 }
 
 impl SearchStore for SqliteStore {
-    fn last_row(&self, source: HitSource) -> Result<u64, StoreError> {
+    fn last_row(&self, source: HitSource) -> StoreResult<u64> {
         let src = Source::of(source);
         // The largest key: O(1) on the table's B-tree, where count(*) is
         // O(n).
@@ -185,12 +185,7 @@ impl SearchStore for SqliteStore {
         Ok(last.unwrap_or(0).max(0) as u64)
     }
 
-    fn search(
-        &self,
-        query: &str,
-        limit: usize,
-        sources: &[HitSource],
-    ) -> Result<Vec<Hit>, StoreError> {
+    fn search(&self, query: &str, limit: usize, sources: &[HitSource]) -> StoreResult<Vec<Hit>> {
         let Some(q) = any_word(query) else {
             return Ok(Vec::new());
         };
@@ -208,7 +203,7 @@ impl SearchStore for SqliteStore {
         Ok(hits)
     }
 
-    fn postings(&self, source: HitSource, term: &str, cap: usize) -> Result<Vec<i64>, StoreError> {
+    fn postings(&self, source: HitSource, term: &str, cap: usize) -> StoreResult<Vec<i64>> {
         let Some(q) = any_word(term) else {
             return Ok(Vec::new());
         };
@@ -224,7 +219,7 @@ impl SearchStore for SqliteStore {
             .map_err(|e| self.err(e))
     }
 
-    fn records(&self, source: HitSource, rows: &[i64]) -> Result<Vec<Hit>, StoreError> {
+    fn records(&self, source: HitSource, rows: &[i64]) -> StoreResult<Vec<Hit>> {
         if rows.is_empty() {
             return Ok(Vec::new());
         }

@@ -1,7 +1,7 @@
 //! Sessions (tier 2).
 
 use mnemon_core::memory::{
-    Session, SessionChange, SessionStatus, SessionStore, StoreError, Timestamp,
+    Session, SessionChange, SessionStatus, SessionStore, StoreResult, Timestamp,
 };
 use mnemon_core::store::sql::{self, SESSION_COLUMNS as COLUMNS};
 use rusqlite::{OptionalExtension, Row, params};
@@ -19,7 +19,7 @@ pub(crate) fn update_in(
     store: &SqliteStore,
     id: &str,
     c: &SessionChange,
-) -> Result<Session, StoreError> {
+) -> StoreResult<Session> {
     let full = resolve_id(
         tx,
         &store.path,
@@ -49,12 +49,12 @@ impl SessionStore for SqliteStore {
         title: Option<&str>,
         agent: &str,
         at: Timestamp,
-    ) -> Result<Session, StoreError> {
+    ) -> StoreResult<Session> {
         let id = id_hint.map_or_else(new_id, str::to_string);
         self.write(|tx| insert_in(tx, self, &id, title, agent, at))
     }
 
-    fn session(&self, id: &str) -> Result<Session, StoreError> {
+    fn session(&self, id: &str) -> StoreResult<Session> {
         let conn = self.conn();
         let full = resolve_id(
             &conn,
@@ -72,7 +72,7 @@ impl SessionStore for SqliteStore {
         .map_err(|e| self.err(e))
     }
 
-    fn sessions(&self, limit: usize) -> Result<Vec<Session>, StoreError> {
+    fn sessions(&self, limit: usize) -> StoreResult<Vec<Session>> {
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(&format!(
@@ -84,15 +84,15 @@ impl SessionStore for SqliteStore {
             .map_err(|e| self.err(e))
     }
 
-    fn update_session(&self, id: &str, c: &SessionChange) -> Result<Session, StoreError> {
+    fn update_session(&self, id: &str, c: &SessionChange) -> StoreResult<Session> {
         self.write(|tx| update_in(tx, self, id, c))
     }
 
-    fn active_session(&self, agent: &str) -> Result<Option<Session>, StoreError> {
+    fn active_session(&self, agent: &str) -> StoreResult<Option<Session>> {
         active_in(&self.conn(), self, agent)
     }
 
-    fn active_or_new_session(&self, agent: &str, at: Timestamp) -> Result<Session, StoreError> {
+    fn active_or_new_session(&self, agent: &str, at: Timestamp) -> StoreResult<Session> {
         // The write transaction is taken before the read (BEGIN IMMEDIATE),
         // so a second process waits here and then finds the first one's
         // session.
@@ -111,7 +111,7 @@ fn insert_in(
     title: Option<&str>,
     agent: &str,
     at: Timestamp,
-) -> Result<Session, StoreError> {
+) -> StoreResult<Session> {
     tx.execute(
         "INSERT INTO sessions (id, project_id, title, agent, status, started_at, last_activity) VALUES (?1, ?2, ?3, ?4, 'active', ?5, ?5)",
         params![id, store.project_id, title, agent, at.0],
@@ -131,7 +131,7 @@ fn active_in(
     conn: &rusqlite::Connection,
     store: &SqliteStore,
     agent: &str,
-) -> Result<Option<Session>, StoreError> {
+) -> StoreResult<Option<Session>> {
     conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM sessions WHERE project_id = ?1 AND agent = ?2 AND status = 'active' ORDER BY started_at DESC, rowid DESC LIMIT 1"
     ))

@@ -1,7 +1,7 @@
 //! Reading a whole project out (`mnemon migrate --to`), as one snapshot.
 
-use mnemon_core::memory::StoreError;
 use mnemon_core::memory::transfer::{Cell, Table};
+use mnemon_core::memory::{StoreError, StoreResult};
 use rusqlite::types::ValueRef;
 
 use crate::SqliteStore;
@@ -14,7 +14,7 @@ impl SqliteStore {
     /// Every row of `tables` (this project's, where a table says whose
     /// rows are whose), in insertion order, all read in one transaction so
     /// writers meanwhile change none of it.
-    pub fn export(&self, tables: &[Table]) -> Result<Vec<Vec<Vec<Cell>>>, StoreError> {
+    pub fn export(&self, tables: &[Table]) -> StoreResult<Vec<Vec<Vec<Cell>>>> {
         let conn = self.conn();
         conn.execute_batch("SAVEPOINT mnemon_export")
             .map_err(|e| self.err(e))?;
@@ -60,7 +60,7 @@ impl SqliteStore {
     }
 }
 
-fn cell(v: ValueRef<'_>, table: &str) -> Result<Cell, StoreError> {
+fn cell(v: ValueRef<'_>, table: &str) -> StoreResult<Cell> {
     Ok(match v {
         ValueRef::Null => Cell::Null,
         ValueRef::Integer(i) => Cell::Int(i),

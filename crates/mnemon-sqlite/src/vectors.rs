@@ -3,7 +3,7 @@
 
 use mnemon_core::assemble::retrieve::HitSource;
 use mnemon_core::assemble::semantic::{Quantized, StoredVector, VectorStore};
-use mnemon_core::memory::StoreError;
+use mnemon_core::memory::StoreResult;
 use rusqlite::{named_params, params};
 
 use crate::SqliteStore;
@@ -11,7 +11,7 @@ use crate::search::Source;
 
 /// The records of `source` (of this project, that retrieval can show) above
 /// `:after` with no vector of `:model`.
-fn unembedded_sql(source: HitSource, select: &str, tail: &str) -> Result<String, StoreError> {
+fn unembedded_sql(source: HitSource, select: &str, tail: &str) -> StoreResult<String> {
     let src = Source::of(source);
     let name = source.vector_name()?;
     Ok(format!(
@@ -25,7 +25,7 @@ fn unembedded_sql(source: HitSource, select: &str, tail: &str) -> Result<String,
 }
 
 impl VectorStore for SqliteStore {
-    fn put_vectors(&self, model: &str, vectors: &[StoredVector]) -> Result<(), StoreError> {
+    fn put_vectors(&self, model: &str, vectors: &[StoredVector]) -> StoreResult<()> {
         self.write(|conn| {
             let e = |err| crate::error::map_err(self.path(), err);
             // REPLACE deletes the old row and inserts a new one, so a
@@ -56,7 +56,7 @@ impl VectorStore for SqliteStore {
         model: &str,
         after: i64,
         limit: usize,
-    ) -> Result<Vec<(i64, StoredVector)>, StoreError> {
+    ) -> StoreResult<Vec<(i64, StoredVector)>> {
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(VECTORS_SINCE)
@@ -101,7 +101,7 @@ impl VectorStore for SqliteStore {
         source: HitSource,
         after: i64,
         limit: usize,
-    ) -> Result<Vec<i64>, StoreError> {
+    ) -> StoreResult<Vec<i64>> {
         let key = Source::of(source).key;
         let sql = unembedded_sql(source, key, &format!("ORDER BY {key} LIMIT :limit"))?;
         let conn = self.conn();
@@ -119,7 +119,7 @@ impl VectorStore for SqliteStore {
         .map_err(|e| self.err(e))
     }
 
-    fn unembedded_count(&self, model: &str, source: HitSource) -> Result<u64, StoreError> {
+    fn unembedded_count(&self, model: &str, source: HitSource) -> StoreResult<u64> {
         let sql = unembedded_sql(source, "count(*)", "")?;
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&sql).map_err(|e| self.err(e))?;

@@ -13,7 +13,7 @@ use mnemon_conformance::{SteppingClock, T0, engine};
 use mnemon_core::engine::Engine;
 use mnemon_core::memory::{
     Atomically, EntityKind, EntityQuery, EntityStore, NewEntity, OperationLog, OperationQuery,
-    StoreError,
+    StoreResult,
 };
 use mnemon_sqlite::SqliteStore;
 
@@ -62,7 +62,7 @@ fn a_unit_that_panics_is_rolled_back_and_the_store_still_works() {
     let m = e.memory();
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         m.store()
-            .atomically(|| -> Result<(), StoreError> {
+            .atomically(|| -> StoreResult<()> {
                 m.create_entity(&task("lost"))?;
                 panic!("the caller's code failed mid-unit");
             })

@@ -9,7 +9,7 @@ use mnemon_core::engine::{
     ACTION_KIND, Calibration, CompactionRecord, EngineCommit, EngineState, EngineStore, LiveTotals,
     StoredCheckpoint, state_conflict,
 };
-use mnemon_core::memory::{HotItem, Message, Operation, StoreError};
+use mnemon_core::memory::{HotItem, Message, Operation, StoreError, StoreResult};
 use mnemon_core::optimize::{Artifact, Substitution};
 
 use super::{InMemoryStore, Keyed, Tables};
@@ -50,7 +50,7 @@ impl Tables {
         expected: Option<u64>,
         st: &EngineState,
         text: &str,
-    ) -> Result<(), StoreError> {
+    ) -> StoreResult<()> {
         let row = Arc::new((st.agent.clone(), st.version, text.to_string()));
         let now = self.engine_states.iter().position(|s| s.0 == st.agent);
         match (expected, now) {
@@ -61,7 +61,7 @@ impl Tables {
         Ok(())
     }
 
-    fn apply(&mut self, c: &EngineCommit) -> Result<Option<Operation>, StoreError> {
+    fn apply(&mut self, c: &EngineCommit) -> StoreResult<Option<Operation>> {
         if let Some((expected, st, text)) = c.state_row()? {
             self.put_state(expected, st, &text)?;
         }
@@ -135,7 +135,7 @@ fn at<T: Clone>(rows: &[Arc<T>], seqs: &[i64], seq: impl Fn(&T) -> i64) -> Vec<T
 }
 
 impl EngineStore for InMemoryStore {
-    fn engine_state(&self, agent: &str) -> Result<Option<EngineState>, StoreError> {
+    fn engine_state(&self, agent: &str) -> StoreResult<Option<EngineState>> {
         self.read(|t| {
             t.engine_states
                 .iter()
@@ -155,7 +155,7 @@ impl EngineStore for InMemoryStore {
         })
     }
 
-    fn calibration(&self, model: &str) -> Result<Option<Calibration>, StoreError> {
+    fn calibration(&self, model: &str) -> StoreResult<Option<Calibration>> {
         self.read(|t| {
             Ok(t.calibrations
                 .iter()
@@ -164,12 +164,7 @@ impl EngineStore for InMemoryStore {
         })
     }
 
-    fn live_totals(
-        &self,
-        session_id: &str,
-        op_seq: i64,
-        msg_seq: i64,
-    ) -> Result<LiveTotals, StoreError> {
+    fn live_totals(&self, session_id: &str, op_seq: i64, msg_seq: i64) -> StoreResult<LiveTotals> {
         self.read(|t| Ok(t.live(session_id, op_seq, msg_seq).0))
     }
 
@@ -180,11 +175,11 @@ impl EngineStore for InMemoryStore {
         session_id: &str,
         op_seq: i64,
         msg_seq: i64,
-    ) -> Result<Option<(LiveTotals, i64, i64)>, StoreError> {
+    ) -> StoreResult<Option<(LiveTotals, i64, i64)>> {
         self.read(|t| Ok(Some(t.live(session_id, op_seq, msg_seq))))
     }
 
-    fn log_heads(&self) -> Result<(i64, i64), StoreError> {
+    fn log_heads(&self) -> StoreResult<(i64, i64)> {
         self.read(|t| {
             Ok((
                 t.operations.iter().map(|o| o.seq).max().unwrap_or(0),
@@ -198,7 +193,7 @@ impl EngineStore for InMemoryStore {
         session_id: &str,
         op_seq: i64,
         limit: usize,
-    ) -> Result<Vec<Operation>, StoreError> {
+    ) -> StoreResult<Vec<Operation>> {
         self.read(|t| {
             Ok(t.operations
                 .iter()
@@ -219,7 +214,7 @@ impl EngineStore for InMemoryStore {
         session_id: &str,
         msg_seq: i64,
         limit: usize,
-    ) -> Result<Vec<Message>, StoreError> {
+    ) -> StoreResult<Vec<Message>> {
         self.read(|t| {
             Ok(t.messages
                 .iter()
@@ -231,15 +226,15 @@ impl EngineStore for InMemoryStore {
         })
     }
 
-    fn operations_at(&self, seqs: &[i64]) -> Result<Vec<Operation>, StoreError> {
+    fn operations_at(&self, seqs: &[i64]) -> StoreResult<Vec<Operation>> {
         self.read(|t| Ok(at(&t.operations, seqs, |o| o.seq)))
     }
 
-    fn messages_at(&self, seqs: &[i64]) -> Result<Vec<Message>, StoreError> {
+    fn messages_at(&self, seqs: &[i64]) -> StoreResult<Vec<Message>> {
         self.read(|t| Ok(at(&t.messages, seqs, |m| m.seq)))
     }
 
-    fn hot_item_at(&self, id: &str, version: u64) -> Result<HotItem, StoreError> {
+    fn hot_item_at(&self, id: &str, version: u64) -> StoreResult<HotItem> {
         self.read(|t| {
             let item = t.hot_items.iter().find(|i| i.id == id);
             let then = t
@@ -260,7 +255,7 @@ impl EngineStore for InMemoryStore {
         })
     }
 
-    fn checkpoint(&self, id: &str) -> Result<StoredCheckpoint, StoreError> {
+    fn checkpoint(&self, id: &str) -> StoreResult<StoredCheckpoint> {
         self.read(|t| {
             t.checkpoints
                 .iter()
@@ -273,7 +268,7 @@ impl EngineStore for InMemoryStore {
         })
     }
 
-    fn checkpoints(&self, limit: usize) -> Result<Vec<StoredCheckpoint>, StoreError> {
+    fn checkpoints(&self, limit: usize) -> StoreResult<Vec<StoredCheckpoint>> {
         self.read(|t| {
             let mut all: Vec<(usize, &Arc<StoredCheckpoint>)> =
                 t.checkpoints.iter().enumerate().collect();
@@ -290,7 +285,7 @@ impl EngineStore for InMemoryStore {
         &self,
         session_id: &str,
         kind: &str,
-    ) -> Result<Option<CompactionRecord>, StoreError> {
+    ) -> StoreResult<Option<CompactionRecord>> {
         self.read(|t| {
             Ok(t.compactions
                 .iter()
@@ -300,7 +295,7 @@ impl EngineStore for InMemoryStore {
         })
     }
 
-    fn compactions(&self, limit: usize) -> Result<Vec<CompactionRecord>, StoreError> {
+    fn compactions(&self, limit: usize) -> StoreResult<Vec<CompactionRecord>> {
         self.read(|t| {
             Ok(t.compactions
                 .iter()
@@ -311,11 +306,11 @@ impl EngineStore for InMemoryStore {
         })
     }
 
-    fn substitutions(&self, seqs: &[i64]) -> Result<Vec<Substitution>, StoreError> {
+    fn substitutions(&self, seqs: &[i64]) -> StoreResult<Vec<Substitution>> {
         self.read(|t| Ok(at(&t.substitutions, seqs, |s| s.op_seq)))
     }
 
-    fn read_artifacts(&self, path: Option<&str>) -> Result<Vec<Artifact>, StoreError> {
+    fn read_artifacts(&self, path: Option<&str>) -> StoreResult<Vec<Artifact>> {
         self.read(|t| {
             let mut found: Vec<Artifact> = t
                 .artifacts
@@ -328,11 +323,11 @@ impl EngineStore for InMemoryStore {
         })
     }
 
-    fn commit(&self, c: &EngineCommit) -> Result<Option<Operation>, StoreError> {
+    fn commit(&self, c: &EngineCommit) -> StoreResult<Option<Operation>> {
         self.write(|t| t.apply(c))
     }
 
-    fn forgettings(&self, limit: usize) -> Result<Vec<ForgetAudit>, StoreError> {
+    fn forgettings(&self, limit: usize) -> StoreResult<Vec<ForgetAudit>> {
         self.read(|t| {
             Ok(t.forgettings
                 .iter()

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use mnemon_core::assemble::retrieve::HitSource;
 use mnemon_core::engine::forget::{ForgetAudit, ForgetRows, ForgetWrites, Held, HeldKind, Matched};
-use mnemon_core::memory::{DocKind, HotKind, StoreError};
+use mnemon_core::memory::{DocKind, HotKind, StoreError, StoreResult};
 
 use super::{Ids, InMemoryStore, Tables};
 
@@ -28,7 +28,7 @@ fn any_string_holds(value: &serde_json::Value, phrase: &str) -> bool {
 }
 
 /// Text that was JSON when read must be JSON when written back.
-fn json(text: &str, what: &str) -> Result<serde_json::Value, StoreError> {
+fn json(text: &str, what: &str) -> StoreResult<serde_json::Value> {
     serde_json::from_str(text)
         .map_err(|e| StoreError::Invalid(format!("the rewritten {what} is not JSON: {e}")))
 }
@@ -109,7 +109,7 @@ impl Tables {
 
     /// Writes `row`'s text over the stored row of its kind and key, or
     /// removes that row (`keep` false).
-    fn put_held(&mut self, row: &Held, keep: bool) -> Result<(), StoreError> {
+    fn put_held(&mut self, row: &Held, keep: bool) -> StoreResult<()> {
         match row {
             Held::Compaction {
                 seq,
@@ -210,7 +210,7 @@ fn held_path(h: &Held) -> &str {
 }
 
 impl ForgetRows for InMemoryStore {
-    fn message_seq(&self, id: &str) -> Result<i64, StoreError> {
+    fn message_seq(&self, id: &str) -> StoreResult<i64> {
         self.read(|t| {
             let full = Ids::of(t.messages.iter().map(|m| (m.seq, m.id.as_str())))
                 .resolve("messages", "message", id)?;
@@ -225,7 +225,7 @@ impl ForgetRows for InMemoryStore {
         })
     }
 
-    fn matching(&self, phrase: &str) -> Result<Matched, StoreError> {
+    fn matching(&self, phrase: &str) -> StoreResult<Matched> {
         self.read(|t| {
             let mut hot_items: Vec<String> = Vec::new();
             for h in &t.hot_history {
@@ -262,7 +262,7 @@ impl ForgetRows for InMemoryStore {
         })
     }
 
-    fn decision_hot_items(&self, id: &str) -> Result<Vec<String>, StoreError> {
+    fn decision_hot_items(&self, id: &str) -> StoreResult<Vec<String>> {
         let tail = format!("({id})");
         self.read(|t| {
             Ok(t.hot_items
@@ -273,7 +273,7 @@ impl ForgetRows for InMemoryStore {
         })
     }
 
-    fn hot_texts(&self, id: &str) -> Result<Vec<String>, StoreError> {
+    fn hot_texts(&self, id: &str) -> StoreResult<Vec<String>> {
         self.read(|t| {
             Ok(t.hot_history
                 .iter()
@@ -283,7 +283,7 @@ impl ForgetRows for InMemoryStore {
         })
     }
 
-    fn operations_logging(&self, id: &str) -> Result<Vec<i64>, StoreError> {
+    fn operations_logging(&self, id: &str) -> StoreResult<Vec<i64>> {
         self.read(|t| {
             Ok(t.operations
                 .iter()
@@ -293,13 +293,13 @@ impl ForgetRows for InMemoryStore {
         })
     }
 
-    fn held(&self, kind: HeldKind) -> Result<Vec<Held>, StoreError> {
+    fn held(&self, kind: HeldKind) -> StoreResult<Vec<Held>> {
         self.read(|t| Ok(t.held(kind)))
     }
 }
 
 impl ForgetWrites for InMemoryStore {
-    fn session_logs(&self, id: &str) -> Result<(Vec<i64>, Vec<i64>), StoreError> {
+    fn session_logs(&self, id: &str) -> StoreResult<(Vec<i64>, Vec<i64>)> {
         self.read(|t| {
             let ops = t
                 .operations
@@ -315,7 +315,7 @@ impl ForgetWrites for InMemoryStore {
         })
     }
 
-    fn delete_operation(&self, seq: i64) -> Result<(), StoreError> {
+    fn delete_operation(&self, seq: i64) -> StoreResult<()> {
         self.write(|t| {
             t.drop_vectors(HitSource::Operation, seq);
             t.substitutions.retain(|s| s.op_seq != seq);
@@ -324,7 +324,7 @@ impl ForgetWrites for InMemoryStore {
         })
     }
 
-    fn delete_message(&self, seq: i64) -> Result<(), StoreError> {
+    fn delete_message(&self, seq: i64) -> StoreResult<()> {
         self.write(|t| {
             t.drop_vectors(HitSource::Message, seq);
             t.messages.retain(|m| m.seq != seq);
@@ -332,7 +332,7 @@ impl ForgetWrites for InMemoryStore {
         })
     }
 
-    fn delete_hot_item(&self, id: &str) -> Result<(), StoreError> {
+    fn delete_hot_item(&self, id: &str) -> StoreResult<()> {
         self.write(|t| {
             for h in t
                 .hot_items
@@ -348,7 +348,7 @@ impl ForgetWrites for InMemoryStore {
         })
     }
 
-    fn delete_decision(&self, id: &str) -> Result<(), StoreError> {
+    fn delete_decision(&self, id: &str) -> StoreResult<()> {
         self.write(|t| {
             for d in t
                 .decisions
@@ -362,22 +362,22 @@ impl ForgetWrites for InMemoryStore {
         })
     }
 
-    fn delete_session(&self, id: &str) -> Result<(), StoreError> {
+    fn delete_session(&self, id: &str) -> StoreResult<()> {
         self.write(|t| {
             t.sessions.retain(|s| s.id != id);
             Ok(())
         })
     }
 
-    fn rewrite_held(&self, row: &Held) -> Result<(), StoreError> {
+    fn rewrite_held(&self, row: &Held) -> StoreResult<()> {
         self.write(|t| t.put_held(row, true))
     }
 
-    fn remove_held(&self, row: &Held) -> Result<(), StoreError> {
+    fn remove_held(&self, row: &Held) -> StoreResult<()> {
         self.write(|t| t.put_held(row, false))
     }
 
-    fn record_forgetting(&self, audit: &ForgetAudit) -> Result<(), StoreError> {
+    fn record_forgetting(&self, audit: &ForgetAudit) -> StoreResult<()> {
         self.write(|t| {
             t.forgettings.push(Arc::new(audit.clone()));
             Ok(())

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use mnemon_core::memory::{
     Message, MessageDraft, MessageQuery, Operation, OperationDraft, OperationLog, OperationQuery,
-    StoreError, Timestamp,
+    StoreError, StoreResult, Timestamp,
 };
 use mnemon_core::store::sql::stored_tokens;
 
@@ -19,7 +19,7 @@ impl Tables {
         tokens: u64,
         at: Timestamp,
         operation: bool,
-    ) -> Result<(), StoreError> {
+    ) -> StoreResult<()> {
         let Some(id) = session else {
             return Ok(());
         };
@@ -44,10 +44,7 @@ impl Tables {
     }
 
     /// Appends an operation inside the caller's change.
-    pub(super) fn insert_operation(
-        &mut self,
-        op: &OperationDraft,
-    ) -> Result<Operation, StoreError> {
+    pub(super) fn insert_operation(&mut self, op: &OperationDraft) -> StoreResult<Operation> {
         stored_tokens(op.tokens)?;
         self.count_into(op.session_id.as_ref(), op.tokens, op.created_at, true)?;
         self.last_operation += 1;
@@ -56,7 +53,7 @@ impl Tables {
         Ok(stored)
     }
 
-    fn insert_message(&mut self, m: &MessageDraft) -> Result<Message, StoreError> {
+    fn insert_message(&mut self, m: &MessageDraft) -> StoreResult<Message> {
         stored_tokens(m.tokens)?;
         self.count_into(m.session_id.as_ref(), m.tokens, m.created_at, false)?;
         self.last_message += 1;
@@ -87,15 +84,15 @@ impl Tables {
 }
 
 impl OperationLog for InMemoryStore {
-    fn append_operation(&self, op: &OperationDraft) -> Result<Operation, StoreError> {
+    fn append_operation(&self, op: &OperationDraft) -> StoreResult<Operation> {
         self.write(|t| t.insert_operation(op))
     }
 
-    fn append_messages(&self, msgs: &[MessageDraft]) -> Result<Vec<Message>, StoreError> {
+    fn append_messages(&self, msgs: &[MessageDraft]) -> StoreResult<Vec<Message>> {
         self.write(|t| msgs.iter().map(|m| t.insert_message(m)).collect())
     }
 
-    fn operations(&self, q: &OperationQuery) -> Result<Vec<Operation>, StoreError> {
+    fn operations(&self, q: &OperationQuery) -> StoreResult<Vec<Operation>> {
         self.read(|t| {
             let Some(rows) = t.selected_operations(q) else {
                 return Ok(Vec::new());
@@ -107,7 +104,7 @@ impl OperationLog for InMemoryStore {
         })
     }
 
-    fn count_operations(&self, q: &OperationQuery) -> Result<u64, StoreError> {
+    fn count_operations(&self, q: &OperationQuery) -> StoreResult<u64> {
         self.read(|t| {
             let Some(rows) = t.selected_operations(q) else {
                 return Ok(0);
@@ -116,7 +113,7 @@ impl OperationLog for InMemoryStore {
         })
     }
 
-    fn messages(&self, q: &MessageQuery) -> Result<Vec<Message>, StoreError> {
+    fn messages(&self, q: &MessageQuery) -> StoreResult<Vec<Message>> {
         let words = match &q.keywords {
             Some(k) => match words::query(k) {
                 Some(w) => Some(w),
@@ -140,7 +137,7 @@ impl OperationLog for InMemoryStore {
         })
     }
 
-    fn operation(&self, id: &str) -> Result<Operation, StoreError> {
+    fn operation(&self, id: &str) -> StoreResult<Operation> {
         self.read(|t| {
             let full = Ids::of(t.operations.iter().map(|o| (o.seq, o.id.as_str()))).resolve(
                 "operations",

@@ -29,7 +29,7 @@ use mnemon_core::engine::forget::ForgetAudit;
 use mnemon_core::engine::{Calibration, CompactionRecord, StoredCheckpoint};
 use mnemon_core::memory::handle::IdLookup;
 use mnemon_core::memory::{
-    DecisionRecord, Document, Entity, HotItem, Message, Operation, Session, Store, StoreError,
+    DecisionRecord, Document, Entity, HotItem, Message, Operation, Session, Store, StoreResult,
     Timestamp,
 };
 use mnemon_core::optimize::{Artifact, Substitution};
@@ -217,10 +217,7 @@ impl InMemoryStore {
 
     /// Changes the tables in the caller's turn, all or nothing: a failed
     /// change leaves them as they were.
-    fn write<T>(
-        &self,
-        f: impl FnOnce(&mut Tables) -> Result<T, StoreError>,
-    ) -> Result<T, StoreError> {
+    fn write<T>(&self, f: impl FnOnce(&mut Tables) -> StoreResult<T>) -> StoreResult<T> {
         let _turn = self.shared.hold();
         let mut tables = self.shared.tables();
         let snapshot = tables.clone();
@@ -237,10 +234,7 @@ impl Store for InMemoryStore {
         &self.project
     }
 
-    fn unit_of_work(
-        &self,
-        f: &mut dyn FnMut() -> Result<(), StoreError>,
-    ) -> Result<(), StoreError> {
+    fn unit_of_work(&self, f: &mut dyn FnMut() -> StoreResult<()>) -> StoreResult<()> {
         let _turn = self.shared.hold();
         let rollback = Rollback {
             shared: &self.shared,
@@ -267,13 +261,13 @@ impl Ids {
     }
 
     /// The full id `id` names in `table`, by core's rules.
-    fn resolve(&self, table: &str, what: &'static str, id: &str) -> Result<String, StoreError> {
+    fn resolve(&self, table: &str, what: &'static str, id: &str) -> StoreResult<String> {
         mnemon_core::memory::resolve_id(table, what, id, self)
     }
 }
 
 impl IdLookup for Ids {
-    fn at_position(&self, seq: i64) -> Result<Option<String>, StoreError> {
+    fn at_position(&self, seq: i64) -> StoreResult<Option<String>> {
         Ok(self
             .0
             .iter()
@@ -281,7 +275,7 @@ impl IdLookup for Ids {
             .map(|(_, id)| id.clone()))
     }
 
-    fn two_starting_with(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+    fn two_starting_with(&self, prefix: &str) -> StoreResult<Vec<String>> {
         Ok(self
             .0
             .iter()
@@ -291,7 +285,7 @@ impl IdLookup for Ids {
             .collect())
     }
 
-    fn count_starting_with(&self, prefix: &str) -> Result<usize, StoreError> {
+    fn count_starting_with(&self, prefix: &str) -> StoreResult<usize> {
         Ok(self
             .0
             .iter()

@@ -5,14 +5,14 @@ use std::sync::Arc;
 use mnemon_core::memory::episodic::NextVersion;
 use mnemon_core::memory::{
     DecisionRecord, DecisionStatus, DecisionStore, DocKind, Document, DocumentStore, Entity,
-    EntityChange, EntityDraft, EntityQuery, EntityStore, StatusCount, StoreError, Timestamp,
-    decision_id, drawn_decision_id,
+    EntityChange, EntityDraft, EntityQuery, EntityStore, StatusCount, StoreError, StoreResult,
+    Timestamp, decision_id, drawn_decision_id,
 };
 
 use super::{Ids, InMemoryStore, Keyed, Tables, new_id};
 
 impl Tables {
-    fn decision_index(&self, id: &str) -> Result<usize, StoreError> {
+    fn decision_index(&self, id: &str) -> StoreResult<usize> {
         let full = Ids::of(
             self.decisions
                 .iter()
@@ -31,7 +31,7 @@ impl Tables {
 
     /// The entity numbered `number`, and where it is; a deleted one is an
     /// error that says when it was deleted.
-    fn entity_index(&self, number: u64) -> Result<usize, StoreError> {
+    fn entity_index(&self, number: u64) -> StoreResult<usize> {
         let i = self
             .entities
             .iter()
@@ -84,7 +84,7 @@ impl Tables {
 }
 
 impl DecisionStore for InMemoryStore {
-    fn insert_decision(&self, draft: &DecisionRecord) -> Result<DecisionRecord, StoreError> {
+    fn insert_decision(&self, draft: &DecisionRecord) -> StoreResult<DecisionRecord> {
         self.write(|t| {
             // Eight hex digits can collide; draw again, as the SQL backends
             // do when their unique key refuses one.
@@ -110,11 +110,11 @@ impl DecisionStore for InMemoryStore {
         })
     }
 
-    fn decision(&self, id: &str) -> Result<DecisionRecord, StoreError> {
+    fn decision(&self, id: &str) -> StoreResult<DecisionRecord> {
         self.read(|t| Ok(DecisionRecord::clone(&t.decisions[t.decision_index(id)?])))
     }
 
-    fn decisions(&self, limit: Option<usize>) -> Result<Vec<DecisionRecord>, StoreError> {
+    fn decisions(&self, limit: Option<usize>) -> StoreResult<Vec<DecisionRecord>> {
         self.read(|t| {
             Ok(t.decisions
                 .iter()
@@ -132,7 +132,7 @@ impl DecisionStore for InMemoryStore {
         id: &str,
         status: DecisionStatus,
         superseded_by: Option<&str>,
-    ) -> Result<(), StoreError> {
+    ) -> StoreResult<()> {
         self.write(|t| {
             if let Some(d) = t.decisions.iter_mut().find(|d| d.id == id) {
                 let d = Arc::make_mut(d);
@@ -147,7 +147,7 @@ impl DecisionStore for InMemoryStore {
 }
 
 impl EntityStore for InMemoryStore {
-    fn create_entity(&self, d: &EntityDraft) -> Result<Entity, StoreError> {
+    fn create_entity(&self, d: &EntityDraft) -> StoreResult<Entity> {
         self.write(|t| {
             if !(1..=5).contains(&d.priority) {
                 return Err(StoreError::Invalid(format!(
@@ -180,16 +180,11 @@ impl EntityStore for InMemoryStore {
         })
     }
 
-    fn entity(&self, number: u64) -> Result<Entity, StoreError> {
+    fn entity(&self, number: u64) -> StoreResult<Entity> {
         self.read(|t| Ok(t.entities[t.entity_index(number)?].0.clone()))
     }
 
-    fn update_entity(
-        &self,
-        number: u64,
-        c: &EntityChange,
-        at: Timestamp,
-    ) -> Result<Entity, StoreError> {
+    fn update_entity(&self, number: u64, c: &EntityChange, at: Timestamp) -> StoreResult<Entity> {
         self.write(|t| {
             let i = t.entity_index(number)?;
             t.entities[i].0.check_change(c)?;
@@ -207,7 +202,7 @@ impl EntityStore for InMemoryStore {
         })
     }
 
-    fn delete_entity(&self, number: u64, at: Timestamp) -> Result<Entity, StoreError> {
+    fn delete_entity(&self, number: u64, at: Timestamp) -> StoreResult<Entity> {
         self.write(|t| {
             let i = t.entity_index(number)?;
             let mut children: Vec<Entity> = t
@@ -225,7 +220,7 @@ impl EntityStore for InMemoryStore {
         })
     }
 
-    fn entities(&self, q: &EntityQuery) -> Result<Vec<Entity>, StoreError> {
+    fn entities(&self, q: &EntityQuery) -> StoreResult<Vec<Entity>> {
         self.read(|t| {
             let mut found: Vec<Entity> = t
                 .live_entities()
@@ -242,7 +237,7 @@ impl EntityStore for InMemoryStore {
         })
     }
 
-    fn status_counts(&self) -> Result<Vec<StatusCount>, StoreError> {
+    fn status_counts(&self) -> StoreResult<Vec<StatusCount>> {
         self.read(|t| {
             let mut counts: Vec<StatusCount> = Vec::new();
             for e in t.live_entities() {
@@ -272,11 +267,11 @@ impl DocumentStore for InMemoryStore {
         content: &str,
         at: Timestamp,
         keep_versions: u64,
-    ) -> Result<Document, StoreError> {
+    ) -> StoreResult<Document> {
         self.write(|t| Ok(t.save_document(kind, content, at, keep_versions)))
     }
 
-    fn document(&self, kind: DocKind, version: Option<u64>) -> Result<Document, StoreError> {
+    fn document(&self, kind: DocKind, version: Option<u64>) -> StoreResult<Document> {
         self.read(|t| {
             let found = match version {
                 None => t.current_document(kind),
@@ -290,7 +285,7 @@ impl DocumentStore for InMemoryStore {
         })
     }
 
-    fn document_versions(&self, kind: DocKind) -> Result<Vec<Document>, StoreError> {
+    fn document_versions(&self, kind: DocKind) -> StoreResult<Vec<Document>> {
         self.read(|t| {
             let mut all: Vec<Document> = t
                 .documents

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use mnemon_core::assemble::retrieve::{Hit, HitSource, SearchStore};
 use mnemon_core::assemble::semantic::{StoredVector, VectorStore};
 use mnemon_core::engine::ACTION_KIND;
-use mnemon_core::memory::{StoreError, Timestamp};
+use mnemon_core::memory::{StoreResult, Timestamp};
 
 use super::words::{Terms, tokens};
 use super::{InMemoryStore, Keyed, Tables};
@@ -219,12 +219,7 @@ fn scored(index: &[Indexed], terms: &Terms) -> Vec<(f64, usize)> {
 }
 
 impl SearchStore for InMemoryStore {
-    fn search(
-        &self,
-        query: &str,
-        limit: usize,
-        sources: &[HitSource],
-    ) -> Result<Vec<Hit>, StoreError> {
+    fn search(&self, query: &str, limit: usize, sources: &[HitSource]) -> StoreResult<Vec<Hit>> {
         let Some(terms) = Terms::any_word(query) else {
             return Ok(Vec::new());
         };
@@ -254,7 +249,7 @@ impl SearchStore for InMemoryStore {
 
     /// Like an index's posting list, every row that holds the term counts,
     /// shown or not; [`SearchStore::records`] then leaves out the others.
-    fn postings(&self, source: HitSource, term: &str, cap: usize) -> Result<Vec<i64>, StoreError> {
+    fn postings(&self, source: HitSource, term: &str, cap: usize) -> StoreResult<Vec<i64>> {
         let Some(terms) = Terms::any_word(term) else {
             return Ok(Vec::new());
         };
@@ -271,7 +266,7 @@ impl SearchStore for InMemoryStore {
         })
     }
 
-    fn records(&self, source: HitSource, rows: &[i64]) -> Result<Vec<Hit>, StoreError> {
+    fn records(&self, source: HitSource, rows: &[i64]) -> StoreResult<Vec<Hit>> {
         self.read(|t| {
             Ok(t.index(source)
                 .into_iter()
@@ -283,7 +278,7 @@ impl SearchStore for InMemoryStore {
 
     /// The largest key among the rows kept, deleted entities included (they
     /// keep their row), as the SQL backends read `max(key)`.
-    fn last_row(&self, source: HitSource) -> Result<u64, StoreError> {
+    fn last_row(&self, source: HitSource) -> StoreResult<u64> {
         self.read(|t| {
             let last = match source {
                 HitSource::Operation => t.operations.iter().map(|o| o.seq).max(),
@@ -327,7 +322,7 @@ impl Tables {
 }
 
 impl VectorStore for InMemoryStore {
-    fn put_vectors(&self, model: &str, vectors: &[StoredVector]) -> Result<(), StoreError> {
+    fn put_vectors(&self, model: &str, vectors: &[StoredVector]) -> StoreResult<()> {
         self.write(|t| {
             for v in vectors {
                 v.source.vector_name()?;
@@ -352,7 +347,7 @@ impl VectorStore for InMemoryStore {
         model: &str,
         after: i64,
         limit: usize,
-    ) -> Result<Vec<(i64, StoredVector)>, StoreError> {
+    ) -> StoreResult<Vec<(i64, StoredVector)>> {
         self.read(|t| {
             Ok(t.vectors
                 .iter()
@@ -369,7 +364,7 @@ impl VectorStore for InMemoryStore {
         source: HitSource,
         after: i64,
         limit: usize,
-    ) -> Result<Vec<i64>, StoreError> {
+    ) -> StoreResult<Vec<i64>> {
         source.vector_name()?;
         self.read(|t| {
             Ok(t.shown_keys(source)
@@ -380,7 +375,7 @@ impl VectorStore for InMemoryStore {
         })
     }
 
-    fn unembedded_count(&self, model: &str, source: HitSource) -> Result<u64, StoreError> {
+    fn unembedded_count(&self, model: &str, source: HitSource) -> StoreResult<u64> {
         source.vector_name()?;
         self.read(|t| {
             Ok(t.shown_keys(source)

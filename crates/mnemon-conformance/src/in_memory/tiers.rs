@@ -4,14 +4,14 @@ use std::sync::Arc;
 
 use mnemon_core::memory::{
     HotContext, HotItem, HotItemChange, HotItemDraft, HotStatus, HotStore, Session, SessionChange,
-    SessionStatus, SessionStore, StoreError, Timestamp,
+    SessionStatus, SessionStore, StoreError, StoreResult, Timestamp,
 };
 use mnemon_core::store::sql::hot_conflict;
 
 use super::{Ids, InMemoryStore, Tables, new_id};
 
 impl Tables {
-    fn session_index(&self, id: &str) -> Result<usize, StoreError> {
+    fn session_index(&self, id: &str) -> StoreResult<usize> {
         let full = Ids::of(
             self.sessions
                 .iter()
@@ -34,7 +34,7 @@ impl Tables {
         title: Option<&str>,
         agent: &str,
         at: Timestamp,
-    ) -> Result<Session, StoreError> {
+    ) -> StoreResult<Session> {
         if self.sessions.iter().any(|s| s.id == id) {
             return Err(StoreError::Invalid(format!(
                 "a session `{id}` already exists in this project; choose another id"
@@ -68,11 +68,7 @@ impl Tables {
             .map(|(_, s)| Session::clone(s))
     }
 
-    pub(super) fn update_session(
-        &mut self,
-        id: &str,
-        c: &SessionChange,
-    ) -> Result<Session, StoreError> {
+    pub(super) fn update_session(&mut self, id: &str, c: &SessionChange) -> StoreResult<Session> {
         let i = self.session_index(id)?;
         let s = Arc::make_mut(&mut self.sessions[i]);
         if let Some(status) = c.status {
@@ -92,7 +88,7 @@ impl Tables {
         Ok(s.clone())
     }
 
-    fn hot_index(&self, id: &str) -> Result<usize, StoreError> {
+    fn hot_index(&self, id: &str) -> StoreResult<usize> {
         let full = Ids::of(self.hot_items.iter().map(|h| (h.seq as i64, h.id.as_str()))).resolve(
             "hot_items",
             "hot-context item",
@@ -115,16 +111,16 @@ impl SessionStore for InMemoryStore {
         title: Option<&str>,
         agent: &str,
         at: Timestamp,
-    ) -> Result<Session, StoreError> {
+    ) -> StoreResult<Session> {
         let id = id_hint.map_or_else(new_id, str::to_string);
         self.write(|t| t.start_session(id, title, agent, at))
     }
 
-    fn session(&self, id: &str) -> Result<Session, StoreError> {
+    fn session(&self, id: &str) -> StoreResult<Session> {
         self.read(|t| Ok(Session::clone(&t.sessions[t.session_index(id)?])))
     }
 
-    fn sessions(&self, limit: usize) -> Result<Vec<Session>, StoreError> {
+    fn sessions(&self, limit: usize) -> StoreResult<Vec<Session>> {
         self.read(|t| {
             let mut all: Vec<Session> = t.sessions.iter().map(|s| Session::clone(s)).collect();
             all.sort_by(|a, b| {
@@ -135,15 +131,15 @@ impl SessionStore for InMemoryStore {
         })
     }
 
-    fn update_session(&self, id: &str, c: &SessionChange) -> Result<Session, StoreError> {
+    fn update_session(&self, id: &str, c: &SessionChange) -> StoreResult<Session> {
         self.write(|t| t.update_session(id, c))
     }
 
-    fn active_session(&self, agent: &str) -> Result<Option<Session>, StoreError> {
+    fn active_session(&self, agent: &str) -> StoreResult<Option<Session>> {
         self.read(|t| Ok(t.active(agent)))
     }
 
-    fn active_or_new_session(&self, agent: &str, at: Timestamp) -> Result<Session, StoreError> {
+    fn active_or_new_session(&self, agent: &str, at: Timestamp) -> StoreResult<Session> {
         self.write(|t| match t.active(agent) {
             Some(s) => Ok(s),
             None => t.start_session(new_id(), None, agent, at),
@@ -152,7 +148,7 @@ impl SessionStore for InMemoryStore {
 }
 
 impl HotStore for InMemoryStore {
-    fn hot_context(&self) -> Result<HotContext, StoreError> {
+    fn hot_context(&self) -> StoreResult<HotContext> {
         self.read(|t| {
             Ok(HotContext {
                 version: t.hot_version,
@@ -166,7 +162,7 @@ impl HotStore for InMemoryStore {
         })
     }
 
-    fn add_hot_item(&self, d: &HotItemDraft) -> Result<HotItem, StoreError> {
+    fn add_hot_item(&self, d: &HotItemDraft) -> StoreResult<HotItem> {
         self.write(|t| {
             t.last_hot += 1;
             t.hot_version += 1;
@@ -196,7 +192,7 @@ impl HotStore for InMemoryStore {
         expected: u64,
         c: &HotItemChange,
         at: Timestamp,
-    ) -> Result<HotItem, StoreError> {
+    ) -> StoreResult<HotItem> {
         self.write(|t| {
             let i = t.hot_index(id)?;
             if t.hot_items[i].version != expected {
@@ -223,7 +219,7 @@ impl HotStore for InMemoryStore {
         })
     }
 
-    fn hot_item(&self, id: &str) -> Result<HotItem, StoreError> {
+    fn hot_item(&self, id: &str) -> StoreResult<HotItem> {
         self.read(|t| Ok(HotItem::clone(&t.hot_items[t.hot_index(id)?])))
     }
 }

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use super::seam::{HitSource, Quantized, StoredVector, VectorStore};
-use crate::memory::StoreError;
+use crate::memory::StoreResult;
 use crate::runtime::{Job, Runtime};
 
 /// Up to this many vectors every one is scored exactly; past it, the
@@ -81,7 +81,7 @@ impl VectorIndex {
         query: &[f32],
         k: usize,
         runtime: &dyn Runtime,
-    ) -> Result<Vec<(HitSource, i64, f32)>, StoreError> {
+    ) -> StoreResult<Vec<(HitSource, i64, f32)>> {
         let mut flat = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         if flat.model != model {
             *flat = Flat {

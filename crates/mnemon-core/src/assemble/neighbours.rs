@@ -3,7 +3,7 @@
 
 use super::retrieve::merge;
 use super::seam::{HitSource, Ranked, SearchStore};
-use crate::memory::{StoreError, Timestamp};
+use crate::memory::{StoreResult, Timestamp};
 
 /// How many of the best log hits bring their neighbours.
 pub(crate) const NEIGHBOUR_HITS: usize = 20;
@@ -39,7 +39,7 @@ pub(crate) const NEIGHBOUR_SPAN_MS: i64 = 6 * 3_600_000;
 pub fn with_neighbours<S: SearchStore + ?Sized>(
     store: &S,
     mut ranked: Vec<Ranked>,
-) -> Result<Vec<Ranked>, StoreError> {
+) -> StoreResult<Vec<Ranked>> {
     let source = HitSource::Message;
     let mut wanted: Vec<(i64, f64, Timestamp)> = Vec::new();
     for r in ranked

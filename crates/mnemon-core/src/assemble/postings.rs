@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 
 use super::seam::{Budget, Hit, HitSource, LOG_SOURCES, SearchStore};
-use crate::memory::StoreError;
+use crate::memory::StoreResult;
 
 /// Postings read per word, newest first. A word in fewer records than this
 /// is seen over the whole history; a commoner one over its newest records,
@@ -67,7 +67,7 @@ impl Word {
 
 /// The last key of each log index, in the order of [`LOG_SOURCES`]: keys
 /// are assigned in order, so it stands for the index's size.
-pub fn last_rows<S: SearchStore + ?Sized>(store: &S) -> Result<[u64; 2], StoreError> {
+pub fn last_rows<S: SearchStore + ?Sized>(store: &S) -> StoreResult<[u64; 2]> {
     store.last_rows()
 }
 
@@ -76,7 +76,7 @@ pub fn read_word<S: SearchStore + ?Sized>(
     store: &S,
     word: &str,
     last: [u64; 2],
-) -> Result<Word, StoreError> {
+) -> StoreResult<Word> {
     let mut words = read_words(store, &[word.to_string()], last)?;
     Ok(words.remove(0))
 }
@@ -96,7 +96,7 @@ pub fn read_words<S: SearchStore + ?Sized>(
     store: &S,
     words: &[String],
     last: [u64; 2],
-) -> Result<Vec<Word>, StoreError> {
+) -> StoreResult<Vec<Word>> {
     let logs = LOG_SOURCES.len();
     // An index that has never held a record is not asked.
     let open: Vec<usize> = (0..logs).filter(|l| last[*l] > 0).collect();
@@ -142,7 +142,7 @@ fn ask<S: SearchStore + ?Sized>(
     store: &S,
     asks: &[(usize, (HitSource, &str))],
     found: &mut [Vec<i64>],
-) -> Result<(), StoreError> {
+) -> StoreResult<()> {
     if asks.is_empty() {
         return Ok(());
     }
@@ -169,7 +169,7 @@ pub fn score_log<S: SearchStore + ?Sized>(
     last: [u64; 2],
     depth: usize,
     budget: Option<Budget<'_>>,
-) -> Result<Vec<Hit>, StoreError> {
+) -> StoreResult<Vec<Hit>> {
     let log = LOG_SOURCES
         .iter()
         .position(|s| *s == source)
@@ -243,7 +243,7 @@ fn read_until_full<S: SearchStore + ?Sized>(
     source: HitSource,
     best: &[(i64, f64)],
     budget: Option<Budget<'_>>,
-) -> Result<Vec<Hit>, StoreError> {
+) -> StoreResult<Vec<Hit>> {
     let mut hits = Vec::new();
     // Characters still wanted, once the first batch is read.
     let mut wanted: Option<usize> = None;
@@ -404,10 +404,10 @@ mod reading_tests {
     crate::assemble::semantic::keeps_no_vectors!(Pages);
 
     impl SearchStore for Pages {
-        fn search(&self, _: &str, _: usize, _: &[HitSource]) -> Result<Vec<Hit>, StoreError> {
+        fn search(&self, _: &str, _: usize, _: &[HitSource]) -> StoreResult<Vec<Hit>> {
             Ok(Vec::new())
         }
-        fn postings(&self, _: HitSource, term: &str, cap: usize) -> Result<Vec<i64>, StoreError> {
+        fn postings(&self, _: HitSource, term: &str, cap: usize) -> StoreResult<Vec<i64>> {
             let (word, prefix) = match term.strip_suffix('*') {
                 Some(w) => (w, true),
                 None => (term, false),
@@ -435,13 +435,13 @@ mod reading_tests {
             &self,
             asks: &[(HitSource, &str)],
             cap: usize,
-        ) -> Result<Vec<Vec<i64>>, StoreError> {
+        ) -> StoreResult<Vec<Vec<i64>>> {
             self.postings_calls.set(self.postings_calls.get() + 1);
             asks.iter()
                 .map(|(s, t)| self.postings(*s, t, cap))
                 .collect()
         }
-        fn records(&self, source: HitSource, rows: &[i64]) -> Result<Vec<Hit>, StoreError> {
+        fn records(&self, source: HitSource, rows: &[i64]) -> StoreResult<Vec<Hit>> {
             self.records_calls.set(self.records_calls.get() + 1);
             // Backwards, as a store may answer in any order.
             Ok(rows
@@ -462,7 +462,7 @@ mod reading_tests {
                 })
                 .collect())
         }
-        fn last_row(&self, _: HitSource) -> Result<u64, StoreError> {
+        fn last_row(&self, _: HitSource) -> StoreResult<u64> {
             Ok(self.texts.len() as u64)
         }
     }

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use super::postings::{Word, last_rows, read_word, read_words, score_log};
 
 use crate::compress::sentences::terms;
-use crate::memory::StoreError;
+use crate::memory::StoreResult;
 
 pub use super::seam::{
     ALL_SOURCES, Budget, Hit, HitSource, LOG_SOURCES, Ranked, SMALL_SOURCES, SearchStore,
@@ -260,7 +260,7 @@ pub fn retrieve<S: SearchStore + ?Sized>(
     query: &str,
     limit: usize,
     budget: Option<Budget<'_>>,
-) -> Result<Vec<Ranked>, StoreError> {
+) -> StoreResult<Vec<Ranked>> {
     let q = query_terms(query);
     if q.is_empty() {
         return Ok(Vec::new());
@@ -370,7 +370,7 @@ fn gather<S: SearchStore + ?Sized>(
     last: [u64; 2],
     depth: usize,
     budget: Option<Budget<'_>>,
-) -> Result<Vec<Hit>, StoreError> {
+) -> StoreResult<Vec<Hit>> {
     let all: Vec<&str> = words.iter().map(|w| w.word.as_str()).collect();
     let mut hits = store.search(&all.join(" "), depth, &SMALL_SOURCES)?;
     for source in LOG_SOURCES {

@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use crate::memory::{StoreError, Timestamp};
+use crate::memory::{StoreError, StoreResult, Timestamp};
 use crate::tokens::TokenCounter;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -22,7 +22,7 @@ pub enum HitSource {
 
 impl HitSource {
     /// How stored vectors name their source: only the logs are embedded.
-    pub fn vector_name(self) -> Result<&'static str, StoreError> {
+    pub fn vector_name(self) -> StoreResult<&'static str> {
         match self {
             HitSource::Operation => Ok("operation"),
             HitSource::Message => Ok("message"),
@@ -120,38 +120,29 @@ pub const SMALL_SOURCES: [HitSource; 4] = [
 pub trait SearchStore: VectorStore {
     /// The best `limit` matches of each index in `sources` by SQLite's
     /// BM25, which scores every match: exact, and slow on a large index.
-    fn search(
-        &self,
-        query: &str,
-        limit: usize,
-        sources: &[HitSource],
-    ) -> Result<Vec<Hit>, StoreError>;
+    fn search(&self, query: &str, limit: usize, sources: &[HitSource]) -> StoreResult<Vec<Hit>>;
     /// The keys of `source`'s records that contain `term` (a trailing `*`
     /// makes it a prefix), newest first, at most `cap`.
-    fn postings(&self, source: HitSource, term: &str, cap: usize) -> Result<Vec<i64>, StoreError>;
+    fn postings(&self, source: HitSource, term: &str, cap: usize) -> StoreResult<Vec<i64>>;
     /// The records of `source` behind `rows`, in any order, with `bm25`
     /// 0. Rows of another project, or that the engine wrote about itself,
     /// are left out, as [`SearchStore::search`] leaves them out.
-    fn records(&self, source: HitSource, rows: &[i64]) -> Result<Vec<Hit>, StoreError>;
+    fn records(&self, source: HitSource, rows: &[i64]) -> StoreResult<Vec<Hit>>;
     /// The largest key `source` has given out (0 when empty): keys are
     /// assigned in order, so it stands for the index's size without
     /// counting its rows.
-    fn last_row(&self, source: HitSource) -> Result<u64, StoreError>;
+    fn last_row(&self, source: HitSource) -> StoreResult<u64>;
     /// [`SearchStore::postings`] of each of `asks`, in their order. A
     /// retrieval reads many words at once; a store across a network answers
     /// them in one round trip.
-    fn postings_many(
-        &self,
-        asks: &[(HitSource, &str)],
-        cap: usize,
-    ) -> Result<Vec<Vec<i64>>, StoreError> {
+    fn postings_many(&self, asks: &[(HitSource, &str)], cap: usize) -> StoreResult<Vec<Vec<i64>>> {
         asks.iter()
             .map(|(source, term)| self.postings(*source, term, cap))
             .collect()
     }
     /// [`SearchStore::last_row`] of each of [`LOG_SOURCES`], which every
     /// retrieval reads first.
-    fn last_rows(&self) -> Result<[u64; 2], StoreError> {
+    fn last_rows(&self) -> StoreResult<[u64; 2]> {
         Ok([
             self.last_row(LOG_SOURCES[0])?,
             self.last_row(LOG_SOURCES[1])?,
@@ -223,7 +214,7 @@ pub struct StoredVector {
 pub trait VectorStore {
     /// Stores `vectors` of `model`, replacing any of the same record and
     /// chunk, in one transaction.
-    fn put_vectors(&self, model: &str, vectors: &[StoredVector]) -> Result<(), StoreError>;
+    fn put_vectors(&self, model: &str, vectors: &[StoredVector]) -> StoreResult<()>;
     /// Vectors of `model` stored after position `after` (the store's
     /// insertion order), in that order, at most `limit`, with their
     /// positions: a reader that has seen up to `after` reads only what is new.
@@ -232,7 +223,7 @@ pub trait VectorStore {
         model: &str,
         after: i64,
         limit: usize,
-    ) -> Result<Vec<(i64, StoredVector)>, StoreError>;
+    ) -> StoreResult<Vec<(i64, StoredVector)>>;
     /// Keys above `after` of `source`'s records that retrieval can return
     /// and that have no vector of `model` yet, oldest first, at most `limit`.
     fn unembedded(
@@ -241,7 +232,7 @@ pub trait VectorStore {
         source: HitSource,
         after: i64,
         limit: usize,
-    ) -> Result<Vec<i64>, StoreError>;
+    ) -> StoreResult<Vec<i64>>;
     /// How many such records there are.
-    fn unembedded_count(&self, model: &str, source: HitSource) -> Result<u64, StoreError>;
+    fn unembedded_count(&self, model: &str, source: HitSource) -> StoreResult<u64>;
 }

@@ -11,7 +11,8 @@ use super::store::EngineCommit;
 use super::{Engine, EngineError, EngineEvent, EngineStore, View, doc_text, zone_events};
 use crate::compress::{self, SourceItem};
 use crate::memory::{
-    DocKind, Message, Operation, OperationDraft, Session, StoreError, Timestamp, data_text,
+    DocKind, Message, Operation, OperationDraft, Session, StoreError, StoreResult, Timestamp,
+    data_text,
 };
 use crate::window::{Action, WindowEvent, Zone};
 
@@ -106,7 +107,7 @@ impl<S: EngineStore + ?Sized> Engine<S> {
         })
     }
 
-    pub(super) fn stored_documents(&self) -> Result<Vec<(DocKind, String)>, StoreError> {
+    pub(super) fn stored_documents(&self) -> StoreResult<Vec<(DocKind, String)>> {
         let mut out = Vec::new();
         for kind in [
             DocKind::ProjectState,
@@ -130,7 +131,7 @@ impl<S: EngineStore + ?Sized> Engine<S> {
         docs: &[(DocKind, String)],
         working: &[Operation],
         messages: &[Message],
-    ) -> Result<live::LiveContext, StoreError> {
+    ) -> StoreResult<live::LiveContext> {
         let hot = self.store().hot_context()?;
         let decisions = self
             .store()
@@ -292,13 +293,13 @@ impl<S: EngineStore + ?Sized> Engine<S> {
         Ok(v)
     }
 
-    pub(super) fn interval_trigger(&self, v: &View) -> Result<Option<String>, StoreError> {
+    pub(super) fn interval_trigger(&self, v: &View) -> StoreResult<Option<String>> {
         let since = self.operations_since_checkpoint(v)?;
         Ok(self.interval_due(v, since, self.now()))
     }
 
     /// Operations logged in the session since the last checkpoint.
-    pub(super) fn operations_since_checkpoint(&self, v: &View) -> Result<u64, StoreError> {
+    pub(super) fn operations_since_checkpoint(&self, v: &View) -> StoreResult<u64> {
         let Some(s) = &v.session else { return Ok(0) };
         Ok(self
             .store()

@@ -14,7 +14,7 @@ use super::store::{EngineCommit, HotRestore, StoredCheckpoint};
 use super::{Engine, EngineError, EngineStore, View};
 use crate::memory::{
     DocKind, EntityKind, EntityQuery, EntityStatus, HotStatus, Operation, SessionChange,
-    SessionStatus, StoreError, data_text,
+    SessionStatus, StoreError, StoreResult, data_text,
 };
 use crate::window::Zone;
 
@@ -174,7 +174,7 @@ impl<S: EngineStore + ?Sized> Engine<S> {
         v: &View,
         wm: &[Operation],
         used: u64,
-    ) -> Result<ResumeInstructions, StoreError> {
+    ) -> StoreResult<ResumeInstructions> {
         let task = |status| {
             self.store().entities(&EntityQuery {
                 kind: Some(EntityKind::Task),

@@ -9,7 +9,7 @@ use crate::assemble::semantic;
 use crate::assemble::{
     Assembled, Assembler, BudgetPlan, Candidate, Format, SectionKind, candidates,
 };
-use crate::memory::{DocKind, EntityQuery, EntityStatus, MessageQuery, StoreError};
+use crate::memory::{DocKind, EntityQuery, EntityStatus, MessageQuery, StoreError, StoreResult};
 use crate::tokens::{ChatFormat, Memo};
 
 /// What to assemble.
@@ -330,7 +330,7 @@ impl<S: EngineStore + SearchStore + ?Sized> Engine<S> {
         Ok(out)
     }
 
-    fn doc(&self, kind: DocKind) -> Result<Vec<Candidate>, StoreError> {
+    fn doc(&self, kind: DocKind) -> StoreResult<Vec<Candidate>> {
         match self.store().document(kind, None) {
             // Only what the document says: an empty one adds nothing.
             Ok(d) => Ok(crate::memory::episodic::lean(&d.content)

@@ -11,7 +11,7 @@
 //! [`Engine::after_write`] starts with, so the two cannot disagree.
 
 use super::{Engine, EngineError, EngineStore, Outcome, View};
-use crate::memory::{Message, NewMessage, StoreError, Timestamp};
+use crate::memory::{Message, NewMessage, StoreResult, Timestamp};
 
 /// A turn of a history and when it was said.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,7 +37,7 @@ impl<S: EngineStore + ?Sized> Engine<S> {
     }
 
     /// The tokens of each turn of the run, so the write counts none again.
-    fn quiet_run_of(&self, v: &View, turns: &[DatedMessage]) -> Result<Vec<u64>, StoreError> {
+    fn quiet_run_of(&self, v: &View, turns: &[DatedMessage]) -> StoreResult<Vec<u64>> {
         let mut run = Vec::new();
         // A session the epoch does not belong to needs an epoch first.
         if v.epoch_session().is_none() {

@@ -54,8 +54,8 @@ pub use summary::SessionReport;
 
 use crate::compress::{CompressError, Extractive, Summarizer};
 use crate::memory::{
-    DocKind, Memory, Message, NewMessage, NewOperation, Operation, Session, StoreError, Timestamp,
-    WorkingMemory,
+    DocKind, Memory, Message, NewMessage, NewOperation, Operation, Session, StoreError,
+    StoreResult, Timestamp, WorkingMemory,
 };
 use crate::window::{ContextWindow, WindowEvent, Zone, ZoneMonitor};
 
@@ -256,7 +256,7 @@ impl<S: EngineStore + ?Sized> Engine<S> {
         self.memory.clock().now()
     }
 
-    pub(crate) fn view(&self) -> Result<View, StoreError> {
+    pub(crate) fn view(&self) -> StoreResult<View> {
         let agent = self.memory.agent();
         let (state, stored) = match self.store().engine_state(agent)? {
             Some(s) => (s, true),
@@ -285,7 +285,7 @@ impl<S: EngineStore + ?Sized> Engine<S> {
     /// The live totals of `session` from the epoch's positions `from`:
     /// what was logged since the last count, added to it, where the store
     /// can say through which positions it counted (see [`LiveMemo`]).
-    fn live_totals(&self, session: &str, from: (i64, i64)) -> Result<LiveTotals, StoreError> {
+    fn live_totals(&self, session: &str, from: (i64, i64)) -> StoreResult<LiveTotals> {
         let mut memo = self.live.lock().unwrap_or_else(|p| p.into_inner());
         let known = memo
             .as_ref()
@@ -356,7 +356,7 @@ impl<S: EngineStore + ?Sized> Engine<S> {
         Ok(self.working_memory_of(&v)?)
     }
 
-    fn working_memory_of(&self, v: &View) -> Result<WorkingMemory, StoreError> {
+    fn working_memory_of(&self, v: &View) -> StoreResult<WorkingMemory> {
         let (max_ops, max_tokens) = self.memory.working_limits();
         let mut recent: Vec<Operation> = Vec::new();
         if let Some(s) = v.epoch_session() {
@@ -374,7 +374,7 @@ impl<S: EngineStore + ?Sized> Engine<S> {
     }
 
     /// The epoch's live messages, oldest first (seed, then since).
-    fn live_messages(&self, v: &View, limit: usize) -> Result<Vec<Message>, StoreError> {
+    fn live_messages(&self, v: &View, limit: usize) -> StoreResult<Vec<Message>> {
         let mut out = self.store().messages_at(&v.state.seed_msgs)?;
         if let Some(s) = v.epoch_session() {
             let mut since = self.store().messages_after(&s.id, v.state.msg_seq, limit)?;
@@ -405,7 +405,7 @@ impl<S: EngineStore + ?Sized> Engine<S> {
         &self,
         tokens: u64,
         phase: Option<crate::memory::Phase>,
-        write: impl FnOnce(&Memory<S>) -> Result<T, StoreError>,
+        write: impl FnOnce(&Memory<S>) -> StoreResult<T>,
     ) -> Result<Outcome<T>, EngineError> {
         let _g = self.lock();
         let w = &self.cfg.window;
@@ -545,7 +545,7 @@ impl<S: EngineStore + ?Sized> Engine<S> {
 
     /// Every operation of the epoch, oldest first: the seed, then those
     /// recorded since.
-    pub(crate) fn epoch_operations(&self, v: &View) -> Result<Vec<Operation>, StoreError> {
+    pub(crate) fn epoch_operations(&self, v: &View) -> StoreResult<Vec<Operation>> {
         let mut ops = self.store().operations_at(&v.state.seed_ops)?;
         if let Some(s) = v.epoch_session() {
             let mut since = self

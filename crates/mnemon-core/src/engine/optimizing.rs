@@ -7,7 +7,7 @@ use serde_json::json;
 use super::checkpoint::Checkpoint;
 use super::store::EngineCommit;
 use super::{Engine, EngineError, EngineEvent, EngineState, EngineStore, Outcome, View};
-use crate::memory::{Operation, OperationQuery, StoreError};
+use crate::memory::{Operation, OperationQuery, StoreResult};
 use crate::optimize::{
     self, OptimizeInput, REGISTRY_PATH, StateBase, Substitution, TechniqueReport,
 };
@@ -43,7 +43,7 @@ impl<S: EngineStore + ?Sized> Engine<S> {
 
     /// `ops` as the live context shows them: optimized ones replaced, hidden
     /// ones left out.
-    pub(super) fn substituted(&self, ops: Vec<Operation>) -> Result<Vec<Operation>, StoreError> {
+    pub(super) fn substituted(&self, ops: Vec<Operation>) -> StoreResult<Vec<Operation>> {
         let seqs: Vec<i64> = ops.iter().map(|o| o.seq).collect();
         let subs = self.store().substitutions(&seqs)?;
         if subs.is_empty() {

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::state::{Calibration, EngineState, LiveTotals};
 use crate::memory::{
     DocKind, HotItem, HotStatus, Message, Operation, OperationDraft, Priority, SessionChange,
-    Store, StoreError, Timestamp,
+    Store, StoreError, StoreResult, Timestamp,
 };
 use crate::optimize::{Artifact, Substitution};
 
@@ -102,7 +102,7 @@ pub type StateRow<'a> = (Option<u64>, &'a EngineState, String);
 
 impl EngineCommit {
     /// The state this commit writes, if any, as its row.
-    pub fn state_row(&self) -> Result<Option<StateRow<'_>>, StoreError> {
+    pub fn state_row(&self) -> StoreResult<Option<StateRow<'_>>> {
         self.state
             .as_ref()
             .map(|(expected, st)| {
@@ -126,16 +126,11 @@ pub fn state_conflict(st: &EngineState) -> StoreError {
 /// agent, checkpoints, compactions, the optimizer's results, and the rows
 /// forgetting takes ([`super::forget::ForgetRows`]).
 pub trait EngineStore: Store + super::forget::ForgetRows {
-    fn engine_state(&self, agent: &str) -> Result<Option<EngineState>, StoreError>;
-    fn calibration(&self, model: &str) -> Result<Option<Calibration>, StoreError>;
+    fn engine_state(&self, agent: &str) -> StoreResult<Option<EngineState>>;
+    fn calibration(&self, model: &str) -> StoreResult<Option<Calibration>>;
     /// Tokens and counts of `session_id`'s operations after `op_seq` and
     /// messages after `msg_seq`, leaving out the engine's own records.
-    fn live_totals(
-        &self,
-        session_id: &str,
-        op_seq: i64,
-        msg_seq: i64,
-    ) -> Result<LiveTotals, StoreError>;
+    fn live_totals(&self, session_id: &str, op_seq: i64, msg_seq: i64) -> StoreResult<LiveTotals>;
     /// [`EngineStore::live_totals`] with the newest operation and message
     /// positions it counted (else the positions given), so a caller can
     /// count on from them next time and add. `None` where a newer position
@@ -147,11 +142,11 @@ pub trait EngineStore: Store + super::forget::ForgetRows {
         _session_id: &str,
         _op_seq: i64,
         _msg_seq: i64,
-    ) -> Result<Option<(LiveTotals, i64, i64)>, StoreError> {
+    ) -> StoreResult<Option<(LiveTotals, i64, i64)>> {
         Ok(None)
     }
     /// The newest operation and message positions in the project's log.
-    fn log_heads(&self) -> Result<(i64, i64), StoreError>;
+    fn log_heads(&self) -> StoreResult<(i64, i64)>;
     /// `session_id`'s operations after `op_seq`, newest first, without the
     /// engine's own records; at most `limit`.
     fn operations_after(
@@ -159,45 +154,45 @@ pub trait EngineStore: Store + super::forget::ForgetRows {
         session_id: &str,
         op_seq: i64,
         limit: usize,
-    ) -> Result<Vec<Operation>, StoreError>;
+    ) -> StoreResult<Vec<Operation>>;
     fn messages_after(
         &self,
         session_id: &str,
         msg_seq: i64,
         limit: usize,
-    ) -> Result<Vec<Message>, StoreError>;
+    ) -> StoreResult<Vec<Message>>;
     /// Operations at the given positions, oldest first; missing ones are left out.
-    fn operations_at(&self, seqs: &[i64]) -> Result<Vec<Operation>, StoreError>;
-    fn messages_at(&self, seqs: &[i64]) -> Result<Vec<Message>, StoreError>;
+    fn operations_at(&self, seqs: &[i64]) -> StoreResult<Vec<Operation>>;
+    fn messages_at(&self, seqs: &[i64]) -> StoreResult<Vec<Message>>;
     /// An item as it was at `version`.
-    fn hot_item_at(&self, id: &str, version: u64) -> Result<HotItem, StoreError>;
-    fn checkpoint(&self, id: &str) -> Result<StoredCheckpoint, StoreError>;
+    fn hot_item_at(&self, id: &str, version: u64) -> StoreResult<HotItem>;
+    fn checkpoint(&self, id: &str) -> StoreResult<StoredCheckpoint>;
     /// Newest first.
-    fn checkpoints(&self, limit: usize) -> Result<Vec<StoredCheckpoint>, StoreError>;
+    fn checkpoints(&self, limit: usize) -> StoreResult<Vec<StoredCheckpoint>>;
     /// The newest compaction of `kind` for `session_id`.
     fn last_compaction(
         &self,
         session_id: &str,
         kind: &str,
-    ) -> Result<Option<CompactionRecord>, StoreError>;
+    ) -> StoreResult<Option<CompactionRecord>>;
     /// Newest first.
-    fn compactions(&self, limit: usize) -> Result<Vec<CompactionRecord>, StoreError>;
+    fn compactions(&self, limit: usize) -> StoreResult<Vec<CompactionRecord>>;
     /// The optimizer's substitutions for operations at `seqs`.
-    fn substitutions(&self, seqs: &[i64]) -> Result<Vec<Substitution>, StoreError>;
+    fn substitutions(&self, seqs: &[i64]) -> StoreResult<Vec<Substitution>>;
     /// The artifact at `path`, or every artifact (`None`), by path.
-    fn read_artifacts(&self, path: Option<&str>) -> Result<Vec<Artifact>, StoreError>;
-    fn artifact(&self, path: &str) -> Result<Option<Artifact>, StoreError> {
+    fn read_artifacts(&self, path: Option<&str>) -> StoreResult<Vec<Artifact>>;
+    fn artifact(&self, path: &str) -> StoreResult<Option<Artifact>> {
         Ok(self.read_artifacts(Some(path))?.pop())
     }
     /// Every artifact, by path.
-    fn artifacts(&self) -> Result<Vec<Artifact>, StoreError> {
+    fn artifacts(&self) -> StoreResult<Vec<Artifact>> {
         self.read_artifacts(None)
     }
     /// Applies every part of `c` in one transaction, or nothing. Returns the
     /// stored operation, if one was given. A checkpoint whose id another
     /// writer took first fails with [`StoreError::StateConflict`], so the
     /// engine evaluates the action again and chooses the next free id.
-    fn commit(&self, c: &EngineCommit) -> Result<Option<Operation>, StoreError>;
+    fn commit(&self, c: &EngineCommit) -> StoreResult<Option<Operation>>;
     /// The audit of forgetting, newest first.
-    fn forgettings(&self, limit: usize) -> Result<Vec<super::forget::ForgetAudit>, StoreError>;
+    fn forgettings(&self, limit: usize) -> StoreResult<Vec<super::forget::ForgetAudit>>;
 }

@@ -7,7 +7,7 @@
 use super::{Engine, EngineError, EngineEvent, EngineStore, Outcome, retry_conflicts};
 use crate::memory::{
     DecisionRecord, DecisionStatus, Entity, EntityChange, HotItem, HotItemChange, HotKind, Memory,
-    NewDecision, NewEntity, Priority, RestoredSession, Session, StoreError,
+    NewDecision, NewEntity, Priority, RestoredSession, Session, StoreResult,
 };
 
 /// Framing that the log line of a change adds to its text (the operation's
@@ -23,7 +23,7 @@ impl<S: EngineStore + ?Sized> Engine<S> {
     pub fn write<T>(
         &self,
         tokens: u64,
-        write: impl FnOnce(&Memory<S>) -> Result<T, StoreError>,
+        write: impl FnOnce(&Memory<S>) -> StoreResult<T>,
     ) -> Result<Outcome<T>, EngineError> {
         self.accept(tokens, None, write)
     }
@@ -252,7 +252,7 @@ impl<S: EngineStore + ?Sized> Engine<S> {
     /// now active (a fresh epoch for it), all under the write lock.
     fn session_write<T>(
         &self,
-        write: impl FnOnce(&Memory<S>) -> Result<T, StoreError>,
+        write: impl FnOnce(&Memory<S>) -> StoreResult<T>,
     ) -> Result<Outcome<T>, EngineError> {
         let _g = self.lock();
         let value = write(&self.memory)?;

@@ -11,9 +11,9 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::StoreError;
 use super::privacy::{REASONING_KEYS, strip_reasoning};
 use super::types::Timestamp;
+use super::{StoreError, StoreResult};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum DecisionStatus {
@@ -236,7 +236,7 @@ impl DecisionRecord {
         record: &str,
         status: &str,
         superseded_by: Option<String>,
-    ) -> Result<DecisionRecord, StoreError> {
+    ) -> StoreResult<DecisionRecord> {
         let mut r: DecisionRecord = serde_json::from_str(record).map_err(|e| {
             StoreError::Backend(format!("a stored decision record does not parse: {e}"))
         })?;
@@ -247,7 +247,7 @@ impl DecisionRecord {
 
     /// Refuses a change of status the ADR lifecycle does not allow
     /// ([`DecisionStatus::can_become`]), naming the record.
-    pub fn check_change(&self, next: DecisionStatus) -> Result<(), StoreError> {
+    pub fn check_change(&self, next: DecisionStatus) -> StoreResult<()> {
         if self.status.can_become(next) {
             return Ok(());
         }

@@ -10,8 +10,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use super::StoreError;
 use super::types::Timestamp;
+use super::{StoreError, StoreResult};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -195,7 +195,7 @@ pub struct Entity {
 impl Entity {
     /// Refuses a change of status the lifecycle does not allow: completed
     /// work reopens to in_progress only.
-    pub fn check_change(&self, c: &EntityChange) -> Result<(), StoreError> {
+    pub fn check_change(&self, c: &EntityChange) -> StoreResult<()> {
         match c.status {
             Some(next) if !self.status.can_become(next) => Err(StoreError::Invalid(format!(
                 "{} is {}; completed work reopens to in_progress, not {next}",
@@ -208,7 +208,7 @@ impl Entity {
 
     /// Refuses to delete an entity that still holds others, naming up to
     /// five of `children` (a backend reads six, to know there are more).
-    pub fn check_deletable(&self, children: &[Entity]) -> Result<(), StoreError> {
+    pub fn check_deletable(&self, children: &[Entity]) -> StoreResult<()> {
         if children.is_empty() {
             return Ok(());
         }

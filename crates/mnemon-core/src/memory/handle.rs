@@ -5,7 +5,7 @@
 //! Every surface prints handles and accepts them wherever it accepts an id;
 //! long ids and unique prefixes stay accepted.
 
-use super::{HotItem, Message, Operation, StoreError};
+use super::{HotItem, Message, Operation, StoreError, StoreResult};
 
 /// What a handle's letter names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,11 +55,11 @@ impl HandleKind {
 /// the project.
 pub trait IdLookup {
     /// The id of the row at position `seq`, if there is one.
-    fn at_position(&self, seq: i64) -> Result<Option<String>, StoreError>;
+    fn at_position(&self, seq: i64) -> StoreResult<Option<String>>;
     /// At most two ids that start with `prefix`.
-    fn two_starting_with(&self, prefix: &str) -> Result<Vec<String>, StoreError>;
+    fn two_starting_with(&self, prefix: &str) -> StoreResult<Vec<String>>;
     /// How many ids start with `prefix`.
-    fn count_starting_with(&self, prefix: &str) -> Result<usize, StoreError>;
+    fn count_starting_with(&self, prefix: &str) -> StoreResult<usize>;
 }
 
 /// The row of `table` that `id` names: a handle (`o12`, `m7`, `h3`) by its
@@ -70,7 +70,7 @@ pub fn resolve_id(
     what: &'static str,
     id: &str,
     lookup: &dyn IdLookup,
-) -> Result<String, StoreError> {
+) -> StoreResult<String> {
     let id = id.trim();
     if id.is_empty() {
         return Err(StoreError::Invalid(format!("an empty {what} id")));
@@ -295,10 +295,10 @@ mod tests {
     struct Ids(Vec<(i64, &'static str)>);
 
     impl IdLookup for Ids {
-        fn at_position(&self, seq: i64) -> Result<Option<String>, StoreError> {
+        fn at_position(&self, seq: i64) -> StoreResult<Option<String>> {
             Ok(self.0.iter().find(|r| r.0 == seq).map(|r| r.1.to_string()))
         }
-        fn two_starting_with(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        fn two_starting_with(&self, prefix: &str) -> StoreResult<Vec<String>> {
             Ok(self
                 .0
                 .iter()
@@ -307,7 +307,7 @@ mod tests {
                 .map(|r| r.1.to_string())
                 .collect())
         }
-        fn count_starting_with(&self, prefix: &str) -> Result<usize, StoreError> {
+        fn count_starting_with(&self, prefix: &str) -> StoreResult<usize> {
             Ok(self.0.iter().filter(|r| r.1.starts_with(prefix)).count())
         }
     }

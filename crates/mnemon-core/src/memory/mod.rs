@@ -33,7 +33,7 @@ pub use redact::{PatternError, Redactor};
 pub use service::{Memory, RestoredSession, data_text};
 pub use store::{
     Atomically, DecisionStore, DocumentStore, EntityStore, Health, HotStore, OperationLog,
-    SessionStore, Store, StoreError,
+    SessionStore, Store, StoreError, StoreResult,
 };
 pub use types::{
     Clock, Message, MessageDraft, MessageQuery, NewMessage, NewOperation, Operation,

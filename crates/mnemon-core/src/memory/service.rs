@@ -13,7 +13,7 @@ use serde_json::json;
 use super::hot::{HotContext, HotItem, HotItemChange, HotItemDraft, HotKind, HotStatus, Priority};
 use super::privacy::{strip_reasoning, strip_reasoning_fields};
 use super::redact::Redactor;
-use super::store::{Atomically, Store, StoreError};
+use super::store::{Atomically, Store, StoreError, StoreResult};
 use super::types::{
     Clock, Message, MessageDraft, MessageQuery, NewMessage, NewOperation, Operation,
     OperationDraft, OperationQuery, Session, SessionChange, SessionStatus, Timestamp,
@@ -161,7 +161,7 @@ impl<S: Store + ?Sized> Memory<S> {
     }
 
     /// The agent's active session, started if there is none.
-    pub fn current_session(&self) -> Result<Session, StoreError> {
+    pub fn current_session(&self) -> StoreResult<Session> {
         // The plain read first: a write transaction on every call would
         // serialize all readers of the session behind the writers.
         match self.store.active_session(&self.agent)? {
@@ -188,7 +188,7 @@ impl<S: Store + ?Sized> Memory<S> {
             .unwrap_or_else(|| self.counter.count(&self.clean_text(&new.content, false)) as u64)
     }
 
-    pub fn record(&self, new: NewOperation) -> Result<Operation, StoreError> {
+    pub fn record(&self, new: NewOperation) -> StoreResult<Operation> {
         let kind = new.kind.trim();
         if kind.is_empty() {
             return Err(StoreError::Invalid(
@@ -224,17 +224,14 @@ impl<S: Store + ?Sized> Memory<S> {
         })
     }
 
-    pub fn message(&self, new: NewMessage) -> Result<Message, StoreError> {
+    pub fn message(&self, new: NewMessage) -> StoreResult<Message> {
         let session = self.current_session()?;
         let draft = self.message_draft(new, &session.id, self.clock.now())?;
         self.store.append_message(&draft)
     }
 
     /// Stores turns said at the times given, in order, in one commit.
-    pub fn messages_at(
-        &self,
-        turns: Vec<(NewMessage, Timestamp)>,
-    ) -> Result<Vec<Message>, StoreError> {
+    pub fn messages_at(&self, turns: Vec<(NewMessage, Timestamp)>) -> StoreResult<Vec<Message>> {
         let session = self.current_session()?;
         let drafts = turns
             .into_iter()
@@ -250,7 +247,7 @@ impl<S: Store + ?Sized> Memory<S> {
         new: NewMessage,
         session: &str,
         at: Timestamp,
-    ) -> Result<MessageDraft, StoreError> {
+    ) -> StoreResult<MessageDraft> {
         let content = self.clean_text(&new.content, true);
         if content.trim().is_empty() {
             return Err(StoreError::Invalid(
@@ -274,16 +271,16 @@ impl<S: Store + ?Sized> Memory<S> {
         })
     }
 
-    pub fn recent(&self, q: &OperationQuery) -> Result<Vec<Operation>, StoreError> {
+    pub fn recent(&self, q: &OperationQuery) -> StoreResult<Vec<Operation>> {
         self.store.operations(q)
     }
 
-    pub fn recent_messages(&self, q: &MessageQuery) -> Result<Vec<Message>, StoreError> {
+    pub fn recent_messages(&self, q: &MessageQuery) -> StoreResult<Vec<Message>> {
         self.store.messages(q)
     }
 
     /// Tier 1, rebuilt from the current session's log.
-    pub fn working_memory(&self) -> Result<WorkingMemory, StoreError> {
+    pub fn working_memory(&self) -> StoreResult<WorkingMemory> {
         let (max_ops, max_tokens) = self.working_limits;
         let session = self.store.active_session(&self.agent)?;
         let recent = match session {
@@ -299,7 +296,7 @@ impl<S: Store + ?Sized> Memory<S> {
 
     /// Starts a session, ending the agent's current one: an agent works in
     /// one session at a time.
-    pub fn start_session(&self, title: Option<&str>) -> Result<Session, StoreError> {
+    pub fn start_session(&self, title: Option<&str>) -> StoreResult<Session> {
         if let Some(active) = self.store.active_session(&self.agent)? {
             self.end_session(Some(&active.id))?;
         }
@@ -308,7 +305,7 @@ impl<S: Store + ?Sized> Memory<S> {
             .create_session(None, title.as_deref(), &self.agent, self.clock.now())
     }
 
-    fn session_or_current(&self, id: Option<&str>) -> Result<Session, StoreError> {
+    fn session_or_current(&self, id: Option<&str>) -> StoreResult<Session> {
         match id {
             Some(id) => self.store.session(id),
             None => self
@@ -321,7 +318,7 @@ impl<S: Store + ?Sized> Memory<S> {
         }
     }
 
-    pub fn end_session(&self, id: Option<&str>) -> Result<Session, StoreError> {
+    pub fn end_session(&self, id: Option<&str>) -> StoreResult<Session> {
         let s = self.session_or_current(id)?;
         self.store.update_session(
             &s.id,
@@ -333,11 +330,7 @@ impl<S: Store + ?Sized> Memory<S> {
         )
     }
 
-    pub fn archive_session(
-        &self,
-        id: Option<&str>,
-        title: Option<&str>,
-    ) -> Result<Session, StoreError> {
+    pub fn archive_session(&self, id: Option<&str>, title: Option<&str>) -> StoreResult<Session> {
         let s = self.session_or_current(id)?;
         self.store.update_session(
             &s.id,
@@ -351,7 +344,7 @@ impl<S: Store + ?Sized> Memory<S> {
     }
 
     /// Makes `id` the agent's active session again and returns its state.
-    pub fn restore_session(&self, id: &str) -> Result<RestoredSession, StoreError> {
+    pub fn restore_session(&self, id: &str) -> StoreResult<RestoredSession> {
         let s = self.store.session(id)?;
         if let Some(active) = self.store.active_session(&self.agent)?
             && active.id != s.id
@@ -379,7 +372,7 @@ impl<S: Store + ?Sized> Memory<S> {
         })
     }
 
-    pub fn hot(&self) -> Result<HotContext, StoreError> {
+    pub fn hot(&self) -> StoreResult<HotContext> {
         self.store.hot_context()
     }
 
@@ -392,7 +385,7 @@ impl<S: Store + ?Sized> Memory<S> {
         detail: Option<&str>,
         priority: Option<Priority>,
         parent: Option<&str>,
-    ) -> Result<HotItem, StoreError> {
+    ) -> StoreResult<HotItem> {
         let text = self.clean_text(text, true);
         if text.trim().is_empty() {
             return Err(StoreError::Invalid(format!("a {} needs text", kind.name())));
@@ -435,7 +428,7 @@ impl<S: Store + ?Sized> Memory<S> {
         id: &str,
         version: u64,
         change: HotItemChange,
-    ) -> Result<HotItem, StoreError> {
+    ) -> StoreResult<HotItem> {
         let current = self.store.hot_item(id)?;
         if let Some(status) = change.status {
             let goal_status = matches!(
@@ -464,7 +457,7 @@ impl<S: Store + ?Sized> Memory<S> {
         })
     }
 
-    fn log_hot(&self, action: &str, item: &HotItem) -> Result<Operation, StoreError> {
+    fn log_hot(&self, action: &str, item: &HotItem) -> StoreResult<Operation> {
         self.record(NewOperation {
             kind: format!("{}_{action}", item.kind.name()),
             data: json!({"id": item.id, "text": item.text, "status": item.status.name(), "version": item.version}),

@@ -1,5 +1,5 @@
-//! The storage seam. Core defines what a backend must do; `mnemon-sqlite`
-//! (and later PostgreSQL) implement it. Every method is one transaction and
+//! The storage seam. Core defines what a backend must do; `mnemon-sqlite`,
+//! `mnemon-postgres` and the conformance crate's in-memory store implement it. Every method is one transaction and
 //! returns only after it commits. Nothing here is SQLite-specific: ids are
 //! opaque strings the backend assigns, `seq` is any strictly increasing
 //! position, and every row belongs to the store's project.
@@ -65,6 +65,9 @@ pub enum StoreError {
     Backend(String),
 }
 
+/// What every storage method returns.
+pub type StoreResult<T> = Result<T, StoreError>;
+
 /// What a backend's health check (`mnemon doctor`) found. Empty lists
 /// mean healthy.
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -94,23 +97,23 @@ impl Health {
 
 /// Operations and messages: an append-only log.
 pub trait OperationLog {
-    fn append_operation(&self, op: &OperationDraft) -> Result<Operation, StoreError>;
-    fn append_message(&self, msg: &MessageDraft) -> Result<Message, StoreError> {
+    fn append_operation(&self, op: &OperationDraft) -> StoreResult<Operation>;
+    fn append_message(&self, msg: &MessageDraft) -> StoreResult<Message> {
         let mut out = self.append_messages(std::slice::from_ref(msg))?;
         out.pop()
             .ok_or_else(|| StoreError::Invalid("the store stored no message".into()))
     }
     /// Appends `msgs` in order, all or none: an import writes a history
     /// in batches, one commit each, instead of one commit per turn.
-    fn append_messages(&self, msgs: &[MessageDraft]) -> Result<Vec<Message>, StoreError>;
+    fn append_messages(&self, msgs: &[MessageDraft]) -> StoreResult<Vec<Message>>;
     /// Most recent first.
-    fn operations(&self, q: &OperationQuery) -> Result<Vec<Operation>, StoreError>;
+    fn operations(&self, q: &OperationQuery) -> StoreResult<Vec<Operation>>;
     /// How many operations `operations(q)` would return, without reading
     /// them: a status line must not read a session's whole log to count it.
-    fn count_operations(&self, q: &OperationQuery) -> Result<u64, StoreError>;
+    fn count_operations(&self, q: &OperationQuery) -> StoreResult<u64>;
     /// Most recent first.
-    fn messages(&self, q: &MessageQuery) -> Result<Vec<Message>, StoreError>;
-    fn operation(&self, id: &str) -> Result<Operation, StoreError>;
+    fn messages(&self, q: &MessageQuery) -> StoreResult<Vec<Message>>;
+    fn operation(&self, id: &str) -> StoreResult<Operation>;
 }
 
 pub trait SessionStore {
@@ -120,26 +123,26 @@ pub trait SessionStore {
         title: Option<&str>,
         agent: &str,
         at: Timestamp,
-    ) -> Result<Session, StoreError>;
+    ) -> StoreResult<Session>;
     /// By full id or unique prefix.
-    fn session(&self, id: &str) -> Result<Session, StoreError>;
+    fn session(&self, id: &str) -> StoreResult<Session>;
     /// Most recently active first.
-    fn sessions(&self, limit: usize) -> Result<Vec<Session>, StoreError>;
-    fn update_session(&self, id: &str, change: &SessionChange) -> Result<Session, StoreError>;
+    fn sessions(&self, limit: usize) -> StoreResult<Vec<Session>>;
+    fn update_session(&self, id: &str, change: &SessionChange) -> StoreResult<Session>;
     /// The most recently started active session of `agent`, if any.
-    fn active_session(&self, agent: &str) -> Result<Option<Session>, StoreError>;
+    fn active_session(&self, agent: &str) -> StoreResult<Option<Session>>;
     /// The active session of `agent`, or one started at `at` when it has
     /// none, decided in one transaction: processes of one agent that start
     /// together must share a session, or each would keep resetting the
     /// others' window accounting to its own.
-    fn active_or_new_session(&self, agent: &str, at: Timestamp) -> Result<Session, StoreError>;
+    fn active_or_new_session(&self, agent: &str, at: Timestamp) -> StoreResult<Session>;
 }
 
 pub trait HotStore {
     /// The live items and the hot context's version.
-    fn hot_context(&self) -> Result<HotContext, StoreError>;
+    fn hot_context(&self) -> StoreResult<HotContext>;
     /// Never conflicts.
-    fn add_hot_item(&self, draft: &HotItemDraft) -> Result<HotItem, StoreError>;
+    fn add_hot_item(&self, draft: &HotItemDraft) -> StoreResult<HotItem>;
     /// Refused with [`StoreError::Conflict`] unless the item is at `expected_version`.
     fn update_hot_item(
         &self,
@@ -147,19 +150,19 @@ pub trait HotStore {
         expected_version: u64,
         change: &HotItemChange,
         at: Timestamp,
-    ) -> Result<HotItem, StoreError>;
+    ) -> StoreResult<HotItem>;
     /// By full id or unique prefix, live or not.
-    fn hot_item(&self, id: &str) -> Result<HotItem, StoreError>;
+    fn hot_item(&self, id: &str) -> StoreResult<HotItem>;
 }
 
 /// Decision records. The backend assigns `DR-` ids; everything else comes in
 /// the draft.
 pub trait DecisionStore {
-    fn insert_decision(&self, draft: &DecisionRecord) -> Result<DecisionRecord, StoreError>;
+    fn insert_decision(&self, draft: &DecisionRecord) -> StoreResult<DecisionRecord>;
     /// By full id (`DR-a3f8b2c1`), its hex part, or a unique prefix.
-    fn decision(&self, id: &str) -> Result<DecisionRecord, StoreError>;
+    fn decision(&self, id: &str) -> StoreResult<DecisionRecord>;
     /// Most recent first.
-    fn decisions(&self, limit: Option<usize>) -> Result<Vec<DecisionRecord>, StoreError>;
+    fn decisions(&self, limit: Option<usize>) -> StoreResult<Vec<DecisionRecord>>;
     /// Writes the status of the decision whose full id is `id`, and the
     /// decision that supersedes it when one does. The lifecycle's rules
     /// are the memory service's: it calls this only for a change they
@@ -169,26 +172,26 @@ pub trait DecisionStore {
         id: &str,
         status: DecisionStatus,
         superseded_by: Option<&str>,
-    ) -> Result<(), StoreError>;
+    ) -> StoreResult<()>;
 }
 
 /// Project entities, numbered from one sequence per project.
 pub trait EntityStore {
     /// Takes the project's next number.
-    fn create_entity(&self, draft: &EntityDraft) -> Result<Entity, StoreError>;
-    fn entity(&self, number: u64) -> Result<Entity, StoreError>;
+    fn create_entity(&self, draft: &EntityDraft) -> StoreResult<Entity>;
+    fn entity(&self, number: u64) -> StoreResult<Entity>;
     fn update_entity(
         &self,
         number: u64,
         change: &EntityChange,
         at: Timestamp,
-    ) -> Result<Entity, StoreError>;
+    ) -> StoreResult<Entity>;
     /// Most urgent first, then by number.
     /// Deletes an entity that has no live children. The number is never
     /// reused; the entity leaves listings and search.
-    fn delete_entity(&self, number: u64, at: Timestamp) -> Result<Entity, StoreError>;
-    fn entities(&self, q: &EntityQuery) -> Result<Vec<Entity>, StoreError>;
-    fn status_counts(&self) -> Result<Vec<StatusCount>, StoreError>;
+    fn delete_entity(&self, number: u64, at: Timestamp) -> StoreResult<Entity>;
+    fn entities(&self, q: &EntityQuery) -> StoreResult<Vec<Entity>>;
+    fn status_counts(&self) -> StoreResult<Vec<StatusCount>>;
 }
 
 /// Versioned episodic documents.
@@ -202,11 +205,11 @@ pub trait DocumentStore {
         content: &str,
         at: Timestamp,
         keep_versions: u64,
-    ) -> Result<Document, StoreError>;
+    ) -> StoreResult<Document>;
     /// The current version, or version `version`.
-    fn document(&self, kind: DocKind, version: Option<u64>) -> Result<Document, StoreError>;
+    fn document(&self, kind: DocKind, version: Option<u64>) -> StoreResult<Document>;
     /// Every kept version, newest first.
-    fn document_versions(&self, kind: DocKind) -> Result<Vec<Document>, StoreError>;
+    fn document_versions(&self, kind: DocKind) -> StoreResult<Vec<Document>>;
 }
 
 /// Everything a backend provides.
@@ -227,19 +230,18 @@ pub trait Store:
     /// `f` is called once. It takes no value back so that the trait can be
     /// a trait object (`dyn Backend`); [`Atomically::atomically`] is the
     /// form callers use, returning what `f` made.
-    fn unit_of_work(&self, f: &mut dyn FnMut() -> Result<(), StoreError>)
-    -> Result<(), StoreError>;
+    fn unit_of_work(&self, f: &mut dyn FnMut() -> StoreResult<()>) -> StoreResult<()>;
 }
 
 /// [`Store::unit_of_work`] for a closure that returns a value: every store,
 /// sized or a trait object, has it.
 pub trait Atomically {
     /// Runs `f` as one unit of work (see [`Store::unit_of_work`]).
-    fn atomically<T>(&self, f: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError>;
+    fn atomically<T>(&self, f: impl FnOnce() -> StoreResult<T>) -> StoreResult<T>;
 }
 
 impl<S: Store + ?Sized> Atomically for S {
-    fn atomically<T>(&self, f: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
+    fn atomically<T>(&self, f: impl FnOnce() -> StoreResult<T>) -> StoreResult<T> {
         let mut f = Some(f);
         let mut out = None;
         self.unit_of_work(&mut || {

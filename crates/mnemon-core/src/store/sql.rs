@@ -8,7 +8,7 @@ use crate::importance::Role;
 use crate::memory::{
     DocKind, Document, Entity, EntityKind, HotItem, HotKind, HotStatus, Message, MessageDraft,
     MessageQuery, Operation, OperationDraft, OperationQuery, Phase, Priority, Session,
-    SessionStatus, StoreError, Timestamp,
+    SessionStatus, StoreError, StoreResult, Timestamp,
 };
 use crate::optimize::{Artifact, Replacement, Substitution, Technique};
 
@@ -225,7 +225,7 @@ impl StoredSubstitution {
         })
     }
 
-    pub fn substitution(self) -> Result<Substitution, StoreError> {
+    pub fn substitution(self) -> StoreResult<Substitution> {
         Ok(Substitution {
             op_seq: self.op_seq,
             technique: technique(&self.technique)?,
@@ -270,7 +270,7 @@ impl StoredArtifact {
         })
     }
 
-    pub fn artifact(self) -> Result<Artifact, StoreError> {
+    pub fn artifact(self) -> StoreResult<Artifact> {
         Ok(Artifact {
             content: serde_json::from_str(&self.content).map_err(|e| {
                 StoreError::Invalid(format!("artifact {} is not valid JSON: {e}", self.path))
@@ -281,7 +281,7 @@ impl StoredArtifact {
     }
 }
 
-fn technique(s: &str) -> Result<Technique, StoreError> {
+fn technique(s: &str) -> StoreResult<Technique> {
     Technique::parse(s).ok_or_else(|| {
         StoreError::Invalid(format!(
             "unknown optimizer technique `{s}` in the database; it was written by a newer mnemon"
@@ -332,7 +332,7 @@ impl<'q> LogFilter<'q> {
 }
 
 /// A token count as the databases' signed 64-bit integers hold it.
-pub fn stored_tokens(tokens: u64) -> Result<i64, StoreError> {
+pub fn stored_tokens(tokens: u64) -> StoreResult<i64> {
     i64::try_from(tokens)
         .map_err(|_| StoreError::Invalid(format!("{tokens} tokens is more than can be stored")))
 }

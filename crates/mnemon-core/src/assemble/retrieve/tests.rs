@@ -67,7 +67,7 @@ mod common_word_tests {
 
     use crate::assemble::neighbours::{NEIGHBOUR_DECAY, NEIGHBOUR_WEIGHT, with_neighbours};
     use crate::assemble::retrieve::*;
-    use crate::memory::Timestamp;
+    use crate::memory::{StoreResult, Timestamp};
 
     struct Log {
         source: HitSource,
@@ -89,16 +89,11 @@ mod common_word_tests {
     crate::assemble::semantic::keeps_no_vectors!(Log);
 
     impl SearchStore for Log {
-        fn search(&self, _: &str, _: usize, _: &[HitSource]) -> Result<Vec<Hit>, StoreError> {
+        fn search(&self, _: &str, _: usize, _: &[HitSource]) -> StoreResult<Vec<Hit>> {
             Ok(Vec::new())
         }
 
-        fn postings(
-            &self,
-            source: HitSource,
-            term: &str,
-            cap: usize,
-        ) -> Result<Vec<i64>, StoreError> {
+        fn postings(&self, source: HitSource, term: &str, cap: usize) -> StoreResult<Vec<i64>> {
             if source != self.source {
                 return Ok(Vec::new());
             }
@@ -111,7 +106,7 @@ mod common_word_tests {
                 .collect())
         }
 
-        fn records(&self, source: HitSource, rows: &[i64]) -> Result<Vec<Hit>, StoreError> {
+        fn records(&self, source: HitSource, rows: &[i64]) -> StoreResult<Vec<Hit>> {
             Ok(rows
                 .iter()
                 .map(|r| Hit {
@@ -129,7 +124,7 @@ mod common_word_tests {
                 .collect())
         }
 
-        fn last_row(&self, source: HitSource) -> Result<u64, StoreError> {
+        fn last_row(&self, source: HitSource) -> StoreResult<u64> {
             Ok(if source == self.source {
                 self.texts.len() as u64
             } else {

@@ -2,7 +2,7 @@
 //! ([`ForgetSql`]) or otherwise. Which rows follow which, and what is
 //! rewritten, is decided once, by the walk beside it (`walk.rs`).
 
-use crate::memory::StoreError;
+use crate::memory::{StoreError, StoreResult};
 use crate::store::sql::Columns;
 
 use super::ForgetAudit;
@@ -245,11 +245,7 @@ fn marked(sql: &str, mark: fn(usize) -> String) -> String {
 }
 
 /// [`ForgetSql::execute`] of statements written with `{n}` marks.
-fn run<R: ForgetSql + ?Sized>(
-    rows: &R,
-    statements: &[&str],
-    args: &[Cell<'_>],
-) -> Result<(), StoreError> {
+fn run<R: ForgetSql + ?Sized>(rows: &R, statements: &[&str], args: &[Cell<'_>]) -> StoreResult<()> {
     let mark = rows.mark();
     let sql: Vec<String> = statements.iter().map(|s| marked(s, mark)).collect();
     rows.execute(&sql, args)
@@ -263,25 +259,25 @@ fn run<R: ForgetSql + ?Sized>(
 pub trait ForgetRows: ForgetWrites {
     /// The position of the message whose id is `id` or starts with it.
     /// `NotFound` when none is, `Ambiguous` when several are.
-    fn message_seq(&self, id: &str) -> Result<i64, StoreError>;
+    fn message_seq(&self, id: &str) -> StoreResult<i64>;
 
     /// Everything whose text holds `phrase`.
-    fn matching(&self, phrase: &str) -> Result<Matched, StoreError>;
+    fn matching(&self, phrase: &str) -> StoreResult<Matched>;
 
     /// The hot items that carry the decision `id` as a key decision (their
     /// text ends `(id)`).
-    fn decision_hot_items(&self, id: &str) -> Result<Vec<String>, StoreError>;
+    fn decision_hot_items(&self, id: &str) -> StoreResult<Vec<String>>;
 
     /// The text and detail of every version of the hot item `id`.
-    fn hot_texts(&self, id: &str) -> Result<Vec<String>, StoreError>;
+    fn hot_texts(&self, id: &str) -> StoreResult<Vec<String>>;
 
     /// The operations whose data names `id` as its `id`: the log lines that
     /// recorded a hot item or a decision.
-    fn operations_logging(&self, id: &str) -> Result<Vec<i64>, StoreError>;
+    fn operations_logging(&self, id: &str) -> StoreResult<Vec<i64>>;
 
     /// Every row of `kind` ([`HeldKind::select_statement`] and
     /// [`HeldKind::read`] for a SQL backend).
-    fn held(&self, kind: HeldKind) -> Result<Vec<Held>, StoreError>;
+    fn held(&self, kind: HeldKind) -> StoreResult<Vec<Held>>;
 
     /// Called once a forgetting (not a dry run) has committed: a backend
     /// frees the space the rows held, best effort (a forgetting that
@@ -295,37 +291,37 @@ pub trait ForgetRows: ForgetWrites {
 /// [`ForgetSql`]; a store that keeps rows another way writes them.
 pub trait ForgetWrites {
     /// The positions of a session's operations and of its messages.
-    fn session_logs(&self, id: &str) -> Result<(Vec<i64>, Vec<i64>), StoreError>;
+    fn session_logs(&self, id: &str) -> StoreResult<(Vec<i64>, Vec<i64>)>;
 
     /// Removes the operation at `seq`, the optimizer's stand-in for it and
     /// its vectors.
-    fn delete_operation(&self, seq: i64) -> Result<(), StoreError>;
+    fn delete_operation(&self, seq: i64) -> StoreResult<()>;
 
     /// Removes the message at `seq` and its vectors.
-    fn delete_message(&self, seq: i64) -> Result<(), StoreError>;
+    fn delete_message(&self, seq: i64) -> StoreResult<()>;
 
     /// Removes a hot item with its history; items under it lose their
     /// parent, and the hot context's version moves on so readers that
     /// cached it see that it changed.
-    fn delete_hot_item(&self, id: &str) -> Result<(), StoreError>;
+    fn delete_hot_item(&self, id: &str) -> StoreResult<()>;
 
     /// Removes a decision; one it superseded is no longer marked so.
-    fn delete_decision(&self, id: &str) -> Result<(), StoreError>;
+    fn delete_decision(&self, id: &str) -> StoreResult<()>;
 
-    fn delete_session(&self, id: &str) -> Result<(), StoreError>;
+    fn delete_session(&self, id: &str) -> StoreResult<()>;
 
     /// Writes `row`'s text columns ([`Held::text`]) over the stored row of
     /// its table and key ([`Held::key`]), moving its version on when
     /// [`Held::versioned`].
-    fn rewrite_held(&self, row: &Held) -> Result<(), StoreError>;
+    fn rewrite_held(&self, row: &Held) -> StoreResult<()>;
 
     /// Removes the stored row of `row`'s table and key. Forgetting removes
     /// compactions and checkpoints of forgotten sessions, archives and
     /// document versions; the other rows it only rewrites.
-    fn remove_held(&self, row: &Held) -> Result<(), StoreError>;
+    fn remove_held(&self, row: &Held) -> StoreResult<()>;
 
     /// Appends `audit` to the audit of forgetting.
-    fn record_forgetting(&self, audit: &ForgetAudit) -> Result<(), StoreError>;
+    fn record_forgetting(&self, audit: &ForgetAudit) -> StoreResult<()>;
 }
 
 /// What a SQL backend gives forgetting: its placeholders, and running its
@@ -339,15 +335,15 @@ pub trait ForgetSql {
 
     /// Runs each statement in order, placeholder 1 the project and 2, 3 …
     /// `args`, inside the unit of work.
-    fn execute(&self, statements: &[String], args: &[Cell<'_>]) -> Result<(), StoreError>;
+    fn execute(&self, statements: &[String], args: &[Cell<'_>]) -> StoreResult<()>;
 
     /// The first column, an integer, of every row of `sql`, placeholder 1
     /// the project and 2 `arg`.
-    fn positions(&self, sql: &str, arg: Cell<'_>) -> Result<Vec<i64>, StoreError>;
+    fn positions(&self, sql: &str, arg: Cell<'_>) -> StoreResult<Vec<i64>>;
 }
 
 impl<S: ForgetSql + ?Sized> ForgetWrites for S {
-    fn session_logs(&self, id: &str) -> Result<(Vec<i64>, Vec<i64>), StoreError> {
+    fn session_logs(&self, id: &str) -> StoreResult<(Vec<i64>, Vec<i64>)> {
         let of = |table: &str| {
             let sql =
                 format!("SELECT seq FROM {table} WHERE project_id = {{1}} AND session_id = {{2}}");
@@ -356,7 +352,7 @@ impl<S: ForgetSql + ?Sized> ForgetWrites for S {
         Ok((of("operations")?, of("messages")?))
     }
 
-    fn delete_operation(&self, seq: i64) -> Result<(), StoreError> {
+    fn delete_operation(&self, seq: i64) -> StoreResult<()> {
         run(
             self,
             &[
@@ -368,7 +364,7 @@ impl<S: ForgetSql + ?Sized> ForgetWrites for S {
         )
     }
 
-    fn delete_message(&self, seq: i64) -> Result<(), StoreError> {
+    fn delete_message(&self, seq: i64) -> StoreResult<()> {
         run(
             self,
             &[
@@ -379,7 +375,7 @@ impl<S: ForgetSql + ?Sized> ForgetWrites for S {
         )
     }
 
-    fn delete_hot_item(&self, id: &str) -> Result<(), StoreError> {
+    fn delete_hot_item(&self, id: &str) -> StoreResult<()> {
         run(
             self,
             &[
@@ -396,7 +392,7 @@ impl<S: ForgetSql + ?Sized> ForgetWrites for S {
         )
     }
 
-    fn delete_decision(&self, id: &str) -> Result<(), StoreError> {
+    fn delete_decision(&self, id: &str) -> StoreResult<()> {
         run(
             self,
             &[
@@ -407,7 +403,7 @@ impl<S: ForgetSql + ?Sized> ForgetWrites for S {
         )
     }
 
-    fn delete_session(&self, id: &str) -> Result<(), StoreError> {
+    fn delete_session(&self, id: &str) -> StoreResult<()> {
         run(
             self,
             &["DELETE FROM sessions WHERE project_id = {1} AND id = {2}"],
@@ -415,17 +411,17 @@ impl<S: ForgetSql + ?Sized> ForgetWrites for S {
         )
     }
 
-    fn rewrite_held(&self, row: &Held) -> Result<(), StoreError> {
+    fn rewrite_held(&self, row: &Held) -> StoreResult<()> {
         let (sql, values) = row.update_statement(self.mark());
         self.execute(&[sql], &values)
     }
 
-    fn remove_held(&self, row: &Held) -> Result<(), StoreError> {
+    fn remove_held(&self, row: &Held) -> StoreResult<()> {
         let (sql, values) = row.delete_statement(self.mark());
         self.execute(&[sql], &values)
     }
 
-    fn record_forgetting(&self, audit: &ForgetAudit) -> Result<(), StoreError> {
+    fn record_forgetting(&self, audit: &ForgetAudit) -> StoreResult<()> {
         let targets = serde_json::to_string(&audit.targets)
             .map_err(|e| StoreError::Invalid(format!("cannot encode the audit: {e}")))?;
         let count = |n: u64| Cell::Int(i64::try_from(n).unwrap_or(i64::MAX));

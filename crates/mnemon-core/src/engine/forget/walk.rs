@@ -10,7 +10,7 @@ use super::{
     scrub_audit, scrub_checkpoint, scrub_summary,
 };
 use crate::engine::{EngineState, EngineStore};
-use crate::memory::{Atomically, HandleKind, SessionStatus, StoreError};
+use crate::memory::{Atomically, HandleKind, SessionStatus, StoreError, StoreResult};
 
 /// What the targets name.
 #[derive(Default)]
@@ -32,10 +32,7 @@ struct Named {
 /// An unknown target is an error and nothing is forgotten. An audit entry
 /// is recorded, and the backend then frees the space the rows held, unless
 /// `dry_run`, which only reports what would go.
-pub fn forget<S: EngineStore + ?Sized>(
-    store: &S,
-    req: &ForgetRequest,
-) -> Result<Forgotten, StoreError> {
+pub fn forget<S: EngineStore + ?Sized>(store: &S, req: &ForgetRequest) -> StoreResult<Forgotten> {
     let named = name_targets(store, &req.targets)?;
     let f = store.atomically(|| {
         Walk {
@@ -53,7 +50,7 @@ pub fn forget<S: EngineStore + ?Sized>(
 fn name_targets<S: EngineStore + ?Sized>(
     store: &S,
     targets: &[ForgetTarget],
-) -> Result<Named, StoreError> {
+) -> StoreResult<Named> {
     let mut n = Named::default();
     for t in targets {
         match t {
@@ -84,12 +81,7 @@ fn name_targets<S: EngineStore + ?Sized>(
 }
 
 /// `seq` when a row is at it, else the error naming its handle (`o12`).
-fn position(
-    found: bool,
-    what: &'static str,
-    kind: HandleKind,
-    seq: i64,
-) -> Result<i64, StoreError> {
+fn position(found: bool, what: &'static str, kind: HandleKind, seq: i64) -> StoreResult<i64> {
     if found {
         Ok(seq)
     } else {
@@ -101,8 +93,8 @@ fn position(
 }
 
 /// An id of any kind: it must name exactly one thing.
-fn name_any<S: EngineStore + ?Sized>(store: &S, id: &str, n: &mut Named) -> Result<(), StoreError> {
-    fn found<T>(r: Result<T, StoreError>) -> Result<Option<T>, StoreError> {
+fn name_any<S: EngineStore + ?Sized>(store: &S, id: &str, n: &mut Named) -> StoreResult<()> {
+    fn found<T>(r: StoreResult<T>) -> StoreResult<Option<T>> {
         match r {
             Ok(v) => Ok(Some(v)),
             Err(StoreError::NotFound { .. }) => Ok(None),
@@ -161,7 +153,7 @@ struct Walk<'a, S: ?Sized> {
 }
 
 impl<S: EngineStore + ?Sized> Walk<'_, S> {
-    fn run(&self, req: &ForgetRequest, mut n: Named) -> Result<Forgotten, StoreError> {
+    fn run(&self, req: &ForgetRequest, mut n: Named) -> StoreResult<Forgotten> {
         let s = self.store;
         let mut needles = Needles::default();
         for id in &n.sessions {
@@ -228,7 +220,7 @@ impl<S: EngineStore + ?Sized> Walk<'_, S> {
         Ok(f)
     }
 
-    fn delete_rows(&self, f: &Forgotten) -> Result<(), StoreError> {
+    fn delete_rows(&self, f: &Forgotten) -> StoreResult<()> {
         let s = self.store;
         for &seq in &f.operations {
             s.delete_operation(seq)?;
@@ -245,14 +237,14 @@ impl<S: EngineStore + ?Sized> Walk<'_, S> {
         Ok(())
     }
 
-    fn rewrite(&self, row: &Held) -> Result<(), StoreError> {
+    fn rewrite(&self, row: &Held) -> StoreResult<()> {
         if self.apply {
             self.store.rewrite_held(row)?;
         }
         Ok(())
     }
 
-    fn remove(&self, row: &Held) -> Result<(), StoreError> {
+    fn remove(&self, row: &Held) -> StoreResult<()> {
         if self.apply {
             self.store.remove_held(row)?;
         }
@@ -261,7 +253,7 @@ impl<S: EngineStore + ?Sized> Walk<'_, S> {
 
     /// Everything that refers to what went: summaries, audits, checkpoints,
     /// engine states, substitutions, archives, documents; then the sessions.
-    fn scrub(&self, f: &mut Forgotten, needles: &Needles) -> Result<(), StoreError> {
+    fn scrub(&self, f: &mut Forgotten, needles: &Needles) -> StoreResult<()> {
         let s = self.store;
         let gone = f.provenance();
         let sessions: HashSet<String> = f.sessions.iter().cloned().collect();
@@ -348,7 +340,7 @@ impl<S: EngineStore + ?Sized> Walk<'_, S> {
     }
 
     /// Engine states stop naming forgotten log positions and sessions.
-    fn scrub_states(&self, f: &Forgotten) -> Result<(), StoreError> {
+    fn scrub_states(&self, f: &Forgotten) -> StoreResult<()> {
         let ops: HashSet<i64> = f.operations.iter().copied().collect();
         let msgs: HashSet<i64> = f.messages.iter().copied().collect();
         for row in self.store.held(HeldKind::EngineStates)? {
@@ -382,7 +374,7 @@ impl<S: EngineStore + ?Sized> Walk<'_, S> {
     }
 
     /// The optimizer's stand-in texts and archived files.
-    fn scrub_optimizer(&self, f: &mut Forgotten, gone: &HashSet<String>) -> Result<(), StoreError> {
+    fn scrub_optimizer(&self, f: &mut Forgotten, gone: &HashSet<String>) -> StoreResult<()> {
         for row in self.store.held(HeldKind::Substitutions)? {
             let Held::Substitution { op_seq, text } = row else {
                 continue;

@@ -4,11 +4,11 @@
 use super::Memory;
 use crate::memory::{
     Atomically, DecisionRecord, DecisionStatus, HotItemChange, HotKind, HotStatus, NewDecision,
-    NewOperation, Store, StoreError,
+    NewOperation, Store, StoreError, StoreResult,
 };
 
 impl<S: Store + ?Sized> Memory<S> {
-    fn decision_draft(&self, d: &NewDecision) -> Result<DecisionRecord, StoreError> {
+    fn decision_draft(&self, d: &NewDecision) -> StoreResult<DecisionRecord> {
         d.validate()
             .map_err(|e| StoreError::Invalid(e.to_string()))?;
         // Every text of the record, redacted: the record round-trips
@@ -37,7 +37,7 @@ impl<S: Store + ?Sized> Memory<S> {
     /// Records a decision: the ADR in the store, a pinned `decision`
     /// operation carrying its compact JSON, and a key decision in the hot
     /// context, all in one unit of work.
-    pub fn decide(&self, d: &NewDecision) -> Result<DecisionRecord, StoreError> {
+    pub fn decide(&self, d: &NewDecision) -> StoreResult<DecisionRecord> {
         let draft = self.decision_draft(d)?;
         self.store.atomically(|| {
             let record = self.store.insert_decision(&draft)?;
@@ -53,7 +53,7 @@ impl<S: Store + ?Sized> Memory<S> {
         &self,
         old: &str,
         d: &NewDecision,
-    ) -> Result<(DecisionRecord, DecisionRecord), StoreError> {
+    ) -> StoreResult<(DecisionRecord, DecisionRecord)> {
         let draft = self.decision_draft(d)?;
         self.store.atomically(|| self.supersede_now(old, &draft))
     }
@@ -62,7 +62,7 @@ impl<S: Store + ?Sized> Memory<S> {
         &self,
         old: &str,
         draft: &DecisionRecord,
-    ) -> Result<(DecisionRecord, DecisionRecord), StoreError> {
+    ) -> StoreResult<(DecisionRecord, DecisionRecord)> {
         let new = self.store.insert_decision(draft)?;
         let old = self.change_status(old, DecisionStatus::Superseded, Some(&new.id))?;
         self.after_decision(&new)?;
@@ -91,7 +91,7 @@ impl<S: Store + ?Sized> Memory<S> {
         &self,
         id: &str,
         status: DecisionStatus,
-    ) -> Result<DecisionRecord, StoreError> {
+    ) -> StoreResult<DecisionRecord> {
         self.store
             .atomically(|| self.change_status(id, status, None))
     }
@@ -103,7 +103,7 @@ impl<S: Store + ?Sized> Memory<S> {
         id: &str,
         status: DecisionStatus,
         superseded_by: Option<&str>,
-    ) -> Result<DecisionRecord, StoreError> {
+    ) -> StoreResult<DecisionRecord> {
         let current = self.store.decision(id)?;
         current.check_change(status)?;
         self.store
@@ -111,7 +111,7 @@ impl<S: Store + ?Sized> Memory<S> {
         self.store.decision(&current.id)
     }
 
-    fn after_decision(&self, r: &DecisionRecord) -> Result<(), StoreError> {
+    fn after_decision(&self, r: &DecisionRecord) -> StoreResult<()> {
         self.record(NewOperation {
             kind: "decision".into(),
             data: r.to_compact_json(),

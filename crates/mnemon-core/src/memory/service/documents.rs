@@ -2,13 +2,13 @@
 //! from the database.
 
 use super::{EPICS_SHOWN, Memory};
-use crate::memory::{DocKind, Document, Entity, EntityStatus, OperationQuery, Store, StoreError};
+use crate::memory::{DocKind, Document, Entity, EntityStatus, OperationQuery, Store, StoreResult};
 
 impl<S: Store + ?Sized> Memory<S> {
     /// Regenerates project_state, work_plan and decision_log from the
     /// entities, this session and the decision records. A document whose
     /// body did not change keeps its version.
-    pub fn refresh_documents(&self, keep_versions: u64) -> Result<[Document; 3], StoreError> {
+    pub fn refresh_documents(&self, keep_versions: u64) -> StoreResult<[Document; 3]> {
         let at = self.clock.now();
         let [(k1, d1), (k2, d2), (k3, d3)] = self.render_documents()?;
         Ok([
@@ -20,7 +20,7 @@ impl<S: Store + ?Sized> Memory<S> {
 
     /// The three episodic documents as they would be saved now, without
     /// saving them, so a caller can save them in its own transaction.
-    pub fn render_documents(&self) -> Result<[(DocKind, String); 3], StoreError> {
+    pub fn render_documents(&self) -> StoreResult<[(DocKind, String); 3]> {
         use crate::memory::entities::{EntityKind, EntityQuery};
         let at = self.clock.now();
         let by_status = |status, limit| {

@@ -7,13 +7,13 @@ use super::Memory;
 
 use crate::memory::{
     Atomically, Entity, EntityChange, EntityDraft, EntityStatus, NewEntity, NewOperation,
-    Operation, Store, StoreError,
+    Operation, Store, StoreError, StoreResult,
 };
 
 impl<S: Store + ?Sized> Memory<S> {
     /// Creates an entity under a parent of an allowed kind, and records it
     /// in the same unit of work.
-    pub fn create_entity(&self, e: &NewEntity) -> Result<Entity, StoreError> {
+    pub fn create_entity(&self, e: &NewEntity) -> StoreResult<Entity> {
         let title = e.title.trim();
         if title.is_empty() {
             return Err(StoreError::Invalid(format!("a {} needs a title", e.kind)));
@@ -59,7 +59,7 @@ impl<S: Store + ?Sized> Memory<S> {
         })
     }
 
-    pub fn update_entity(&self, number: u64, change: &EntityChange) -> Result<Entity, StoreError> {
+    pub fn update_entity(&self, number: u64, change: &EntityChange) -> StoreResult<Entity> {
         if let Some(p) = change.priority
             && !(1..=5).contains(&p)
         {
@@ -84,7 +84,7 @@ impl<S: Store + ?Sized> Memory<S> {
     }
 
     /// Deletes an entity with no live children; its number stays taken.
-    pub fn delete_entity(&self, number: u64) -> Result<Entity, StoreError> {
+    pub fn delete_entity(&self, number: u64) -> StoreResult<Entity> {
         self.store.atomically(|| {
             let entity = self.store.delete_entity(number, self.clock.now())?;
             self.log_entity("entity_deleted", &entity)?;
@@ -94,7 +94,7 @@ impl<S: Store + ?Sized> Memory<S> {
 
     /// Recorded so that "what did we just do?" and "add stories to it" can
     /// find the entity; epic and milestone completions are pinned.
-    fn log_entity(&self, kind: &str, e: &Entity) -> Result<Operation, StoreError> {
+    fn log_entity(&self, kind: &str, e: &Entity) -> StoreResult<Operation> {
         self.record(NewOperation {
             kind: kind.into(),
             data: json!({"entity_type": e.kind.name(), "number": e.number, "title": e.title, "parent": e.parent}),
