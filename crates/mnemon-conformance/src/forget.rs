@@ -9,7 +9,7 @@ use mnemon_core::engine::forget::{ForgetTarget, Forgotten};
 use mnemon_core::engine::{Checkpoint, EngineStore};
 use mnemon_core::memory::{
     DecisionStore, HotKind, HotStore, NewDecision, NewOperation, OperationLog, OperationQuery,
-    SessionStore, StoreError,
+    Page, SessionStore, StoreError,
 };
 use serde_json::json;
 
@@ -27,7 +27,17 @@ fn vectors_for_every_record<S: EngineStore + SearchStore>(s: &S) {
     let (ops, msgs) = s.log_heads().unwrap();
     let mut vectors = Vec::new();
     for (source, last) in [(HitSource::Operation, ops), (HitSource::Message, msgs)] {
-        for row in s.unembedded(MODEL, source, 0, last as usize).unwrap() {
+        for row in s
+            .unembedded(
+                MODEL,
+                source,
+                Page {
+                    after: 0,
+                    limit: last as usize,
+                },
+            )
+            .unwrap()
+        {
             vectors.push(StoredVector {
                 source,
                 row,
@@ -42,11 +52,17 @@ fn vectors_for_every_record<S: EngineStore + SearchStore>(s: &S) {
 
 /// The records that have a stored vector.
 fn vectored<S: SearchStore>(s: &S) -> Vec<(HitSource, i64)> {
-    s.vectors_since(MODEL, 0, 10_000)
-        .unwrap()
-        .into_iter()
-        .map(|(_, v)| (v.source, v.row))
-        .collect()
+    s.vectors_since(
+        MODEL,
+        Page {
+            after: 0,
+            limit: 10_000,
+        },
+    )
+    .unwrap()
+    .into_iter()
+    .map(|(_, v)| (v.source, v.row))
+    .collect()
 }
 
 /// A note, a decision and a message about "kestrel", copied into a

@@ -9,7 +9,7 @@ use mnemon_core::assemble::retrieve::{HitSource, SearchStore};
 use mnemon_core::engine::{EngineCommit, EngineState, EngineStore, StoredCheckpoint};
 use mnemon_core::memory::{
     Atomically, EntityDraft, EntityKind, EntityQuery, EntityStatus, EntityStore, NewEntity,
-    NewOperation, OperationDraft, OperationLog, OperationQuery, StoreError, StoreResult,
+    NewOperation, OperationDraft, OperationLog, OperationQuery, Page, StoreError, StoreResult,
 };
 use serde_json::json;
 
@@ -293,7 +293,15 @@ pub fn positional_reads_follow_the_log<B: Backend>(b: &B) {
     assert!(ops.windows(2).all(|w| w[0].seq < w[1].seq));
     let (op_head, _) = s.log_heads().unwrap();
     assert_eq!(op_head, ops[4].seq);
-    let after = s.operations_after(&session.id, ops[1].seq, 100).unwrap();
+    let after = s
+        .operations_after(
+            &session.id,
+            Page {
+                after: ops[1].seq,
+                limit: 100,
+            },
+        )
+        .unwrap();
     let seqs: Vec<i64> = after.iter().map(|o| o.seq).collect();
     assert_eq!(
         seqs,

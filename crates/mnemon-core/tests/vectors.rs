@@ -16,7 +16,7 @@ use mnemon_core::assemble::semantic::{
 };
 use mnemon_core::engine::Engine;
 use mnemon_core::importance::Role;
-use mnemon_core::memory::{NewMessage, NewOperation};
+use mnemon_core::memory::{NewMessage, NewOperation, Page};
 use serde_json::json;
 
 fn fresh() -> Engine<InMemoryStore> {
@@ -76,18 +76,50 @@ fn vectors_are_read_since_a_position_and_a_replacement_reads_as_new() {
     .unwrap();
     s.put_vectors("other", &[vector(HitSource::Message, 1, 0, 0.9)])
         .unwrap();
-    let all = s.vectors_since("m", 0, 100).unwrap();
+    let all = s
+        .vectors_since(
+            "m",
+            Page {
+                after: 0,
+                limit: 100,
+            },
+        )
+        .unwrap();
     assert_eq!(all.len(), 3, "another model's vectors are apart");
     assert!(all.windows(2).all(|w| w[0].0 < w[1].0), "in stored order");
     assert_eq!(all[2].1, vector(HitSource::Operation, 4, 0, 0.3));
     let seen = all[2].0;
-    assert!(s.vectors_since("m", seen, 100).unwrap().is_empty());
+    assert!(
+        s.vectors_since(
+            "m",
+            Page {
+                after: seen,
+                limit: 100
+            }
+        )
+        .unwrap()
+        .is_empty()
+    );
     s.put_vectors("m", &[vector(HitSource::Message, 1, 0, 0.7)])
         .unwrap();
-    let new = s.vectors_since("m", seen, 100).unwrap();
+    let new = s
+        .vectors_since(
+            "m",
+            Page {
+                after: seen,
+                limit: 100,
+            },
+        )
+        .unwrap();
     assert_eq!(new.len(), 1);
     assert_eq!(new[0].1, vector(HitSource::Message, 1, 0, 0.7));
-    assert_eq!(s.vectors_since("m", 0, 2).unwrap().len(), 2, "limit");
+    assert_eq!(
+        s.vectors_since("m", Page { after: 0, limit: 2 })
+            .unwrap()
+            .len(),
+        2,
+        "limit"
+    );
     let err = s
         .put_vectors("m", &[vector(HitSource::Decision, 1, 0, 0.1)])
         .unwrap_err();
@@ -137,7 +169,15 @@ fn backfill_embeds_what_retrieval_can_show_once() {
     for source in [HitSource::Operation, HitSource::Message] {
         assert_eq!(s.unembedded_count("letters", source).unwrap(), 0);
     }
-    let stored = s.vectors_since("letters", 0, 1_000).unwrap();
+    let stored = s
+        .vectors_since(
+            "letters",
+            Page {
+                after: 0,
+                limit: 1_000,
+            },
+        )
+        .unwrap();
     let chunks = stored
         .iter()
         .filter(|v| v.1.source == HitSource::Message)

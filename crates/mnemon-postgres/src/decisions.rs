@@ -2,7 +2,7 @@
 //! supersession as columns so lifecycle changes are checked in SQL.
 
 use mnemon_core::memory::{
-    DecisionRecord, DecisionStatus, DecisionStore, StoreError, StoreResult, decision_id,
+    DecisionRecord, DecisionStore, StatusWrite, StoreError, StoreResult, decision_id,
     drawn_decision_id,
 };
 
@@ -84,16 +84,11 @@ impl DecisionStore for PgStore {
             .collect()
     }
 
-    fn write_decision_status(
-        &self,
-        id: &str,
-        status: DecisionStatus,
-        superseded_by: Option<&str>,
-    ) -> StoreResult<()> {
+    fn write_decision_status(&self, w: &StatusWrite<'_>) -> StoreResult<()> {
         self.write(|db| {
             db.exec(
                 "UPDATE decisions SET status = $2, superseded_by = coalesce($3, superseded_by) WHERE id = $1",
-                &[&id, &status.name(), &superseded_by],
+                &[&w.id, &w.status.name(), &w.superseded_by],
             )
         })?;
         Ok(())

@@ -1,7 +1,7 @@
 //! Versioned episodic documents with `keep_versions` retention.
 
 use mnemon_core::memory::episodic::NextVersion;
-use mnemon_core::memory::{DocKind, Document, DocumentStore, StoreResult, Timestamp};
+use mnemon_core::memory::{DocKind, Document, DocumentDraft, DocumentStore, StoreResult};
 use mnemon_core::store::sql::{self, DOCUMENT_COLUMNS};
 use tokio_postgres::Row;
 
@@ -24,16 +24,10 @@ fn current(db: &Db, store: &PgStore, kind: DocKind) -> StoreResult<Option<Docume
 }
 
 /// Saves a document version inside the caller's transaction.
-pub(crate) fn save_in(
-    db: &Db,
-    store: &PgStore,
-    kind: DocKind,
-    content: &str,
-    at: Timestamp,
-    keep_versions: u64,
-) -> StoreResult<Document> {
+pub(crate) fn save_in(db: &Db, store: &PgStore, d: &DocumentDraft<'_>) -> StoreResult<Document> {
+    let kind = d.kind;
     let now = current(db, store, kind)?;
-    let doc = match Document::next(now, kind, content, at) {
+    let doc = match Document::next(now, kind, d.content, d.at) {
         NextVersion::Same(doc) => return Ok(doc),
         NextVersion::New(doc) => doc,
     };
@@ -43,9 +37,9 @@ pub(crate) fn save_in(
             &store.project(),
             &kind.stem(),
             &(doc.version as i64),
-            &content,
-            &at.0,
-            &words(content),
+            &d.content,
+            &d.at.0,
+            &words(d.content),
         ],
     )?;
     db.exec(
@@ -53,21 +47,15 @@ pub(crate) fn save_in(
         &[
             &store.project(),
             &kind.stem(),
-            &(doc.oldest_kept(keep_versions) as i64),
+            &(doc.oldest_kept(d.keep_versions) as i64),
         ],
     )?;
     Ok(doc)
 }
 
 impl DocumentStore for PgStore {
-    fn save_document(
-        &self,
-        kind: DocKind,
-        content: &str,
-        at: Timestamp,
-        keep_versions: u64,
-    ) -> StoreResult<Document> {
-        self.write(|db| save_in(db, self, kind, content, at, keep_versions))
+    fn save_document(&self, draft: &DocumentDraft<'_>) -> StoreResult<Document> {
+        self.write(|db| save_in(db, self, draft))
     }
 
     fn document(&self, kind: DocKind, version: Option<u64>) -> StoreResult<Document> {

@@ -9,7 +9,7 @@ use mnemon_core::engine::{
     StoredCheckpoint, state_conflict,
 };
 use mnemon_core::memory::{
-    HotItem, Message, Operation, Priority, StoreError, StoreResult, Timestamp,
+    HotItem, Message, Operation, Page, Priority, StoreError, StoreResult, Timestamp,
 };
 use mnemon_core::optimize::{Artifact, Substitution};
 use mnemon_core::store::sql::{
@@ -58,14 +58,9 @@ fn lim(n: usize) -> i64 {
 }
 
 impl PgStore {
-    fn write_optimized(
-        &self,
-        db: &Db,
-        subs: &[Substitution],
-        artifacts: &[Artifact],
-        at: Timestamp,
-    ) -> StoreResult<()> {
-        for s in subs {
+    /// Writes the optimizer's results that `c` carries, inside its transaction.
+    fn write_optimized(&self, db: &Db, c: &EngineCommit) -> StoreResult<()> {
+        for s in &c.substitutions {
             let (kind, text) = replacement_columns(s);
             db.exec(
                 "INSERT INTO substitutions (project_id, op_seq, technique, kind, text, tokens, reason, original_tokens, created_at)
@@ -82,16 +77,16 @@ impl PgStore {
                     &(s.tokens_after() as i64),
                     &s.reason,
                     &(s.original_tokens as i64),
-                    &at.0,
+                    &c.at.0,
                 ],
             )?;
         }
-        for a in artifacts {
+        for a in &c.artifacts {
             db.exec(
                 "INSERT INTO artifacts (project_id, path, technique, content, created_at) VALUES ($1, $2, $3, $4, $5)
                  ON CONFLICT (project_id, path) DO UPDATE SET technique = EXCLUDED.technique,
                    content = EXCLUDED.content, created_at = EXCLUDED.created_at",
-                &[&self.project(), &a.path, &a.technique.name(), &a.content.to_string(), &at.0],
+                &[&self.project(), &a.path, &a.technique.name(), &a.content.to_string(), &c.at.0],
             )?;
         }
         Ok(())
@@ -169,32 +164,22 @@ impl EngineStore for PgStore {
         Ok((r.get(0), r.get(1)))
     }
 
-    fn operations_after(
-        &self,
-        session_id: &str,
-        op_seq: i64,
-        n: usize,
-    ) -> StoreResult<Vec<Operation>> {
+    fn operations_after(&self, session_id: &str, page: Page) -> StoreResult<Vec<Operation>> {
         let rows = self.db()?.query(
             &format!(
                 "SELECT {OP_COLUMNS} FROM operations WHERE session_id = $1 AND seq > $2 AND kind <> $3 ORDER BY seq DESC LIMIT $4"
             ),
-            &[&session_id, &op_seq, &ACTION, &lim(n)],
+            &[&session_id, &page.after, &ACTION, &lim(page.limit)],
         )?;
         Ok(rows.iter().map(op_from_row).collect())
     }
 
-    fn messages_after(
-        &self,
-        session_id: &str,
-        msg_seq: i64,
-        n: usize,
-    ) -> StoreResult<Vec<Message>> {
+    fn messages_after(&self, session_id: &str, page: Page) -> StoreResult<Vec<Message>> {
         let rows = self.db()?.query(
             &format!(
                 "SELECT {MSG_COLUMNS} FROM messages WHERE session_id = $1 AND seq > $2 ORDER BY seq DESC LIMIT $3"
             ),
-            &[&session_id, &msg_seq, &lim(n)],
+            &[&session_id, &page.after, &lim(page.limit)],
         )?;
         Ok(rows.iter().map(msg_from_row).collect())
     }
@@ -346,8 +331,8 @@ impl EngineStore for PgStore {
             for (id, change) in &c.sessions {
                 crate::sessions::update_in(db, self, id, change)?;
             }
-            for (kind, content) in &c.documents {
-                crate::documents::save_in(db, self, *kind, content, c.at, c.keep_versions)?;
+            for draft in c.document_drafts() {
+                crate::documents::save_in(db, self, &draft)?;
             }
             if let Some(r) = &c.compaction {
                 db.exec(
@@ -379,7 +364,7 @@ impl EngineStore for PgStore {
                 }
                 crate::hot::bump(db, self.project())?;
             }
-            self.write_optimized(db, &c.substitutions, &c.artifacts, c.at)?;
+            self.write_optimized(db, c)?;
             match &c.operation {
                 Some(op) => insert_operation(db, self, op).map(Some),
                 None => Ok(None),

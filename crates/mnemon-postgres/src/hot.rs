@@ -1,8 +1,8 @@
 //! Hot context with per-item optimistic concurrency.
 
 use mnemon_core::memory::{
-    HotContext, HotItem, HotItemChange, HotItemDraft, HotStatus, HotStore, Priority, StoreError,
-    StoreResult, Timestamp,
+    HotContext, HotItem, HotItemDraft, HotItemUpdate, HotStatus, HotStore, Priority, StoreError,
+    StoreResult,
 };
 use mnemon_core::store::sql::{self, HOT_COLUMNS as COLUMNS, Shifted, hot_conflict};
 use tokio_postgres::Row;
@@ -108,15 +108,10 @@ impl HotStore for PgStore {
         })
     }
 
-    fn update_hot_item(
-        &self,
-        id: &str,
-        expected: u64,
-        c: &HotItemChange,
-        at: Timestamp,
-    ) -> StoreResult<HotItem> {
+    fn update_hot_item(&self, u: &HotItemUpdate<'_>) -> StoreResult<HotItem> {
+        let (c, expected) = (u.change, u.expected_version);
         self.write(|db| {
-            let full = resolve_id(db, "hot_items", "hot-context item", self.project(), id)?;
+            let full = resolve_id(db, "hot_items", "hot-context item", self.project(), u.id)?;
             let changed = db.exec(
                 "UPDATE hot_items SET text = coalesce($3, text), detail = coalesce($4, detail), priority = coalesce($5, priority),
                  status = coalesce($6, status), agent = coalesce($7, agent), version = version + 1, updated_at = $8
@@ -129,7 +124,7 @@ impl HotStore for PgStore {
                     &c.priority.map(Priority::name),
                     &c.status.map(HotStatus::name),
                     &c.agent,
-                    &at.0,
+                    &u.at.0,
                 ],
             )?;
             if changed == 0 {

@@ -1,7 +1,7 @@
 //! Sessions (tier 2).
 
 use mnemon_core::memory::{
-    Session, SessionChange, SessionStatus, SessionStore, StoreResult, Timestamp,
+    Session, SessionChange, SessionDraft, SessionStatus, SessionStore, StoreResult, Timestamp,
 };
 use mnemon_core::store::sql::{self, SESSION_COLUMNS as COLUMNS};
 use tokio_postgres::Row;
@@ -44,19 +44,13 @@ pub(crate) fn update_in(
     by_id(db, &full)
 }
 
-fn insert_in(
-    db: &Db,
-    store: &PgStore,
-    id: &str,
-    title: Option<&str>,
-    agent: &str,
-    at: Timestamp,
-) -> StoreResult<Session> {
+fn insert_in(db: &Db, store: &PgStore, d: &SessionDraft) -> StoreResult<Session> {
+    let id = new_id();
     db.exec(
         "INSERT INTO sessions (id, project_id, title, agent, status, started_at, last_activity) VALUES ($1, $2, $3, $4, 'active', $5, $5)",
-        &[&id, &store.project(), &title, &agent, &at.0],
+        &[&id, &store.project(), &d.title, &d.agent, &d.started_at.0],
     )?;
-    by_id(db, id)
+    by_id(db, &id)
 }
 
 fn active_in(db: &Db, store: &PgStore, agent: &str) -> StoreResult<Option<Session>> {
@@ -71,15 +65,8 @@ fn active_in(db: &Db, store: &PgStore, agent: &str) -> StoreResult<Option<Sessio
 }
 
 impl SessionStore for PgStore {
-    fn create_session(
-        &self,
-        id_hint: Option<&str>,
-        title: Option<&str>,
-        agent: &str,
-        at: Timestamp,
-    ) -> StoreResult<Session> {
-        let id = id_hint.map_or_else(new_id, str::to_string);
-        self.write(|db| insert_in(db, self, &id, title, agent, at))
+    fn create_session(&self, draft: &SessionDraft) -> StoreResult<Session> {
+        self.write(|db| insert_in(db, self, draft))
     }
 
     fn session(&self, id: &str) -> StoreResult<Session> {
@@ -111,7 +98,7 @@ impl SessionStore for PgStore {
         // waits here and then finds the first one's session.
         self.write(|db| match active_in(db, self, agent)? {
             Some(s) => Ok(s),
-            None => insert_in(db, self, &new_id(), None, agent, at),
+            None => insert_in(db, self, &SessionDraft::untitled(agent, at)),
         })
     }
 }

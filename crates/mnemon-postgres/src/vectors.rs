@@ -2,7 +2,7 @@
 
 use mnemon_core::assemble::retrieve::HitSource;
 use mnemon_core::assemble::semantic::{Quantized, StoredVector, VectorStore};
-use mnemon_core::memory::StoreResult;
+use mnemon_core::memory::{Page, StoreResult};
 
 use crate::PgStore;
 use crate::search::Source;
@@ -50,12 +50,8 @@ impl VectorStore for PgStore {
         })
     }
 
-    fn vectors_since(
-        &self,
-        model: &str,
-        after: i64,
-        limit: usize,
-    ) -> StoreResult<Vec<(i64, StoredVector)>> {
+    fn vectors_since(&self, model: &str, page: Page) -> StoreResult<Vec<(i64, StoredVector)>> {
+        let Page { after, limit } = page;
         let rows = self.db()?.query(
             "SELECT seq, source, record, chunk, scale, vector FROM vectors
              WHERE model = $1 AND seq > $2 ORDER BY seq LIMIT $3",
@@ -80,13 +76,8 @@ impl VectorStore for PgStore {
             .collect())
     }
 
-    fn unembedded(
-        &self,
-        model: &str,
-        source: HitSource,
-        after: i64,
-        limit: usize,
-    ) -> StoreResult<Vec<i64>> {
+    fn unembedded(&self, model: &str, source: HitSource, page: Page) -> StoreResult<Vec<i64>> {
+        let Page { after, limit } = page;
         let key = Source::of(source).key;
         let sql = unembedded_sql(source, key, &format!("ORDER BY {key} LIMIT $4"))?;
         let rows = self.db()?.query(

@@ -2,7 +2,7 @@
 //! supersession as columns so lifecycle changes are checked in SQL.
 
 use mnemon_core::memory::{
-    DecisionRecord, DecisionStatus, DecisionStore, StoreError, StoreResult, decision_id,
+    DecisionRecord, DecisionStore, StatusWrite, StoreError, StoreResult, decision_id,
     drawn_decision_id,
 };
 use rusqlite::{Connection, params};
@@ -81,16 +81,11 @@ impl DecisionStore for SqliteStore {
             .collect()
     }
 
-    fn write_decision_status(
-        &self,
-        id: &str,
-        status: DecisionStatus,
-        superseded_by: Option<&str>,
-    ) -> StoreResult<()> {
+    fn write_decision_status(&self, w: &StatusWrite<'_>) -> StoreResult<()> {
         self.write(|tx| {
             tx.execute(
                 "UPDATE decisions SET status = ?2, superseded_by = coalesce(?3, superseded_by) WHERE id = ?1",
-                params![id, status.name(), superseded_by],
+                params![w.id, w.status.name(), w.superseded_by],
             )
             .map_err(|e| self.err(e))
         })?;

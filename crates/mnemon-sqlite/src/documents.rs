@@ -1,7 +1,7 @@
 //! Versioned episodic documents with `keep_versions` retention.
 
 use mnemon_core::memory::episodic::NextVersion;
-use mnemon_core::memory::{DocKind, Document, DocumentStore, StoreResult, Timestamp};
+use mnemon_core::memory::{DocKind, Document, DocumentDraft, DocumentStore, StoreResult};
 use mnemon_core::store::sql::{self, DOCUMENT_COLUMNS};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
@@ -26,19 +26,17 @@ fn current(conn: &Connection, store: &SqliteStore, kind: DocKind) -> StoreResult
 pub(crate) fn save_in(
     tx: &Connection,
     store: &SqliteStore,
-    kind: DocKind,
-    content: &str,
-    at: Timestamp,
-    keep_versions: u64,
+    d: &DocumentDraft<'_>,
 ) -> StoreResult<Document> {
+    let kind = d.kind;
     let now = current(tx, store, kind)?;
-    let doc = match Document::next(now, kind, content, at) {
+    let doc = match Document::next(now, kind, d.content, d.at) {
         NextVersion::Same(doc) => return Ok(doc),
         NextVersion::New(doc) => doc,
     };
     tx.execute(
         "INSERT INTO documents (project_id, kind, version, content, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![store.project_id, kind.stem(), doc.version as i64, content, at.0],
+        params![store.project_id, kind.stem(), doc.version as i64, d.content, d.at.0],
     )
     .map_err(|e| store.err(e))?;
     tx.execute(
@@ -46,7 +44,7 @@ pub(crate) fn save_in(
         params![
             store.project_id,
             kind.stem(),
-            doc.oldest_kept(keep_versions) as i64
+            doc.oldest_kept(d.keep_versions) as i64
         ],
     )
     .map_err(|e| store.err(e))?;
@@ -54,14 +52,8 @@ pub(crate) fn save_in(
 }
 
 impl DocumentStore for SqliteStore {
-    fn save_document(
-        &self,
-        kind: DocKind,
-        content: &str,
-        at: Timestamp,
-        keep_versions: u64,
-    ) -> StoreResult<Document> {
-        self.write(|tx| save_in(tx, self, kind, content, at, keep_versions))
+    fn save_document(&self, draft: &DocumentDraft<'_>) -> StoreResult<Document> {
+        self.write(|tx| save_in(tx, self, draft))
     }
 
     fn document(&self, kind: DocKind, version: Option<u64>) -> StoreResult<Document> {

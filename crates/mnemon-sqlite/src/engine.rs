@@ -7,7 +7,7 @@ use mnemon_core::engine::{
     StoredCheckpoint, state_conflict,
 };
 use mnemon_core::memory::{
-    HotItem, Message, Operation, Priority, StoreError, StoreResult, Timestamp,
+    HotItem, Message, Operation, Page, Priority, StoreError, StoreResult, Timestamp,
 };
 use mnemon_core::optimize::{Artifact, Substitution};
 use rusqlite::{OptionalExtension, Row, params};
@@ -177,34 +177,24 @@ impl EngineStore for SqliteStore {
         .map_err(|e| self.err(e))
     }
 
-    fn operations_after(
-        &self,
-        session_id: &str,
-        op_seq: i64,
-        n: usize,
-    ) -> StoreResult<Vec<Operation>> {
+    fn operations_after(&self, session_id: &str, page: Page) -> StoreResult<Vec<Operation>> {
         let conn = self.conn();
         conn.prepare_cached(&format!(
             "SELECT {OP_COLUMNS} FROM operations WHERE session_id = ?1 AND seq > ?2 AND kind != ?3 ORDER BY seq DESC LIMIT ?4"
         ))
         .and_then(|mut s| {
-            s.query_map(params![session_id, op_seq, ACTION, limit(n)], op_from_row)?
+            s.query_map(params![session_id, page.after, ACTION, limit(page.limit)], op_from_row)?
                 .collect()
         })
         .map_err(|e| self.err(e))
     }
 
-    fn messages_after(
-        &self,
-        session_id: &str,
-        msg_seq: i64,
-        n: usize,
-    ) -> StoreResult<Vec<Message>> {
+    fn messages_after(&self, session_id: &str, page: Page) -> StoreResult<Vec<Message>> {
         let conn = self.conn();
         conn.prepare_cached(&format!(
             "SELECT {MSG_COLUMNS} FROM messages WHERE session_id = ?1 AND seq > ?2 ORDER BY seq DESC LIMIT ?3"
         ))
-        .and_then(|mut s| s.query_map(params![session_id, msg_seq, limit(n)], msg_from_row)?.collect())
+        .and_then(|mut s| s.query_map(params![session_id, page.after, limit(page.limit)], msg_from_row)?.collect())
         .map_err(|e| self.err(e))
     }
 
@@ -344,8 +334,8 @@ impl EngineStore for SqliteStore {
             for (id, change) in &c.sessions {
                 crate::sessions::update_in(tx, self, id, change)?;
             }
-            for (kind, content) in &c.documents {
-                crate::documents::save_in(tx, self, *kind, content, c.at, c.keep_versions)?;
+            for draft in c.document_drafts() {
+                crate::documents::save_in(tx, self, &draft)?;
             }
             if let Some(r) = &c.compaction {
                 tx.execute(
@@ -366,7 +356,7 @@ impl EngineStore for SqliteStore {
                 }
                 crate::hot::bump(tx, &self.project_id).map_err(|e| self.err(e))?;
             }
-            self.write_optimized(tx, &c.substitutions, &c.artifacts, c.at)?;
+            self.write_optimized(tx, c)?;
             match &c.operation {
                 Some(op) => insert_operation(tx, self, op).map(Some),
                 None => Ok(None),

@@ -1,8 +1,7 @@
 //! Hot context with per-item optimistic concurrency.
 
 use mnemon_core::memory::{
-    HotContext, HotItem, HotItemChange, HotItemDraft, HotStatus, HotStore, Priority, StoreResult,
-    Timestamp,
+    HotContext, HotItem, HotItemDraft, HotItemUpdate, HotStatus, HotStore, Priority, StoreResult,
 };
 use mnemon_core::store::sql::{self, HOT_COLUMNS as COLUMNS, hot_conflict};
 use rusqlite::{Connection, Row, params};
@@ -61,21 +60,16 @@ impl HotStore for SqliteStore {
         })
     }
 
-    fn update_hot_item(
-        &self,
-        id: &str,
-        expected: u64,
-        c: &HotItemChange,
-        at: Timestamp,
-    ) -> StoreResult<HotItem> {
+    fn update_hot_item(&self, u: &HotItemUpdate<'_>) -> StoreResult<HotItem> {
+        let (c, expected) = (u.change, u.expected_version);
         self.write(|tx| {
-            let full = resolve_id(tx, &self.path, "hot_items", "hot-context item", &self.project_id, id)?;
+            let full = resolve_id(tx, &self.path, "hot_items", "hot-context item", &self.project_id, u.id)?;
             let changed = tx
                 .execute(
                     "UPDATE hot_items SET text = coalesce(?3, text), detail = coalesce(?4, detail), priority = coalesce(?5, priority),
                      status = coalesce(?6, status), agent = coalesce(?7, agent), version = version + 1, updated_at = ?8
                      WHERE id = ?1 AND version = ?2",
-                    params![full, expected as i64, c.text, c.detail, c.priority.map(Priority::name), c.status.map(HotStatus::name), c.agent, at.0],
+                    params![full, expected as i64, c.text, c.detail, c.priority.map(Priority::name), c.status.map(HotStatus::name), c.agent, u.at.0],
                 )
                 .map_err(|e| self.err(e))?;
             let item = tx.query_row(&format!("SELECT {COLUMNS} FROM hot_items WHERE id = ?1"), [&full], from_row).map_err(|e| self.err(e))?;

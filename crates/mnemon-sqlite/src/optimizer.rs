@@ -1,7 +1,8 @@
 //! The optimizer's tables: substitutions (what an optimized operation now
 //! shows in the live context) and artifacts (what left it, in full).
 
-use mnemon_core::memory::{StoreResult, Timestamp};
+use mnemon_core::engine::EngineCommit;
+use mnemon_core::memory::StoreResult;
 use mnemon_core::optimize::{Artifact, Substitution};
 use mnemon_core::store::sql::{
     ARTIFACT_COLUMNS, SUBSTITUTION_COLUMNS, StoredArtifact, StoredSubstitution, replacement_columns,
@@ -55,14 +56,9 @@ impl SqliteStore {
         rows.into_iter().map(StoredArtifact::artifact).collect()
     }
 
-    pub(crate) fn write_optimized(
-        &self,
-        tx: &Connection,
-        subs: &[Substitution],
-        artifacts: &[Artifact],
-        at: Timestamp,
-    ) -> StoreResult<()> {
-        for s in subs {
+    /// Writes the optimizer's results that `c` carries, inside its transaction.
+    pub(crate) fn write_optimized(&self, tx: &Connection, c: &EngineCommit) -> StoreResult<()> {
+        for s in &c.substitutions {
             let (kind, text) = replacement_columns(s);
             tx.execute(
                 "INSERT OR REPLACE INTO substitutions
@@ -77,16 +73,16 @@ impl SqliteStore {
                     s.tokens_after() as i64,
                     s.reason,
                     s.original_tokens as i64,
-                    at.0
+                    c.at.0
                 ],
             )
             .map_err(|e| self.err(e))?;
         }
-        for a in artifacts {
+        for a in &c.artifacts {
             tx.execute(
                 "INSERT OR REPLACE INTO artifacts (project_id, path, technique, content, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![self.project_id, a.path, a.technique.name(), a.content.to_string(), at.0],
+                params![self.project_id, a.path, a.technique.name(), a.content.to_string(), c.at.0],
             )
             .map_err(|e| self.err(e))?;
         }

@@ -1,10 +1,10 @@
 //! Sessions (tier 2).
 
 use mnemon_core::memory::{
-    Session, SessionChange, SessionStatus, SessionStore, StoreResult, Timestamp,
+    Session, SessionChange, SessionDraft, SessionStatus, SessionStore, StoreResult, Timestamp,
 };
 use mnemon_core::store::sql::{self, SESSION_COLUMNS as COLUMNS};
-use rusqlite::{OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::row::Cols;
 use crate::{SqliteStore, new_id, resolve_id};
@@ -43,15 +43,8 @@ pub(crate) fn update_in(
 }
 
 impl SessionStore for SqliteStore {
-    fn create_session(
-        &self,
-        id_hint: Option<&str>,
-        title: Option<&str>,
-        agent: &str,
-        at: Timestamp,
-    ) -> StoreResult<Session> {
-        let id = id_hint.map_or_else(new_id, str::to_string);
-        self.write(|tx| insert_in(tx, self, &id, title, agent, at))
+    fn create_session(&self, draft: &SessionDraft) -> StoreResult<Session> {
+        self.write(|tx| insert_in(tx, self, draft))
     }
 
     fn session(&self, id: &str) -> StoreResult<Session> {
@@ -98,23 +91,17 @@ impl SessionStore for SqliteStore {
         // session.
         self.write(|tx| match active_in(tx, self, agent)? {
             Some(s) => Ok(s),
-            None => insert_in(tx, self, &new_id(), None, agent, at),
+            None => insert_in(tx, self, &SessionDraft::untitled(agent, at)),
         })
     }
 }
 
 /// Starts a session inside the caller's transaction.
-fn insert_in(
-    tx: &rusqlite::Connection,
-    store: &SqliteStore,
-    id: &str,
-    title: Option<&str>,
-    agent: &str,
-    at: Timestamp,
-) -> StoreResult<Session> {
+fn insert_in(tx: &Connection, store: &SqliteStore, d: &SessionDraft) -> StoreResult<Session> {
+    let id = new_id();
     tx.execute(
         "INSERT INTO sessions (id, project_id, title, agent, status, started_at, last_activity) VALUES (?1, ?2, ?3, ?4, 'active', ?5, ?5)",
-        params![id, store.project_id, title, agent, at.0],
+        params![id, store.project_id, d.title, d.agent, d.started_at.0],
     )
     .map_err(|e| store.err(e))?;
     tx.query_row(

@@ -3,7 +3,7 @@
 
 use mnemon_core::assemble::retrieve::HitSource;
 use mnemon_core::assemble::semantic::{Quantized, StoredVector, VectorStore};
-use mnemon_core::memory::StoreResult;
+use mnemon_core::memory::{Page, StoreResult};
 use rusqlite::{named_params, params};
 
 use crate::SqliteStore;
@@ -51,12 +51,8 @@ impl VectorStore for SqliteStore {
         })
     }
 
-    fn vectors_since(
-        &self,
-        model: &str,
-        after: i64,
-        limit: usize,
-    ) -> StoreResult<Vec<(i64, StoredVector)>> {
+    fn vectors_since(&self, model: &str, page: Page) -> StoreResult<Vec<(i64, StoredVector)>> {
+        let Page { after, limit } = page;
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(VECTORS_SINCE)
@@ -95,13 +91,8 @@ impl VectorStore for SqliteStore {
             .collect())
     }
 
-    fn unembedded(
-        &self,
-        model: &str,
-        source: HitSource,
-        after: i64,
-        limit: usize,
-    ) -> StoreResult<Vec<i64>> {
+    fn unembedded(&self, model: &str, source: HitSource, page: Page) -> StoreResult<Vec<i64>> {
+        let Page { after, limit } = page;
         let key = Source::of(source).key;
         let sql = unembedded_sql(source, key, &format!("ORDER BY {key} LIMIT :limit"))?;
         let conn = self.conn();

@@ -9,7 +9,7 @@ use mnemon_core::engine::{
     ACTION_KIND, Calibration, CompactionRecord, EngineCommit, EngineState, EngineStore, LiveTotals,
     StoredCheckpoint, state_conflict,
 };
-use mnemon_core::memory::{HotItem, Message, Operation, StoreError, StoreResult};
+use mnemon_core::memory::{HotItem, Message, Operation, Page, StoreError, StoreResult};
 use mnemon_core::optimize::{Artifact, Substitution};
 
 use super::{InMemoryStore, Keyed, Tables};
@@ -82,8 +82,8 @@ impl Tables {
         for (id, change) in &c.sessions {
             self.update_session(id, change)?;
         }
-        for (kind, content) in &c.documents {
-            self.save_document(*kind, content, c.at, c.keep_versions);
+        for draft in c.document_drafts() {
+            self.save_document(&draft);
         }
         if let Some(r) = &c.compaction {
             self.last_compaction += 1;
@@ -188,39 +188,29 @@ impl EngineStore for InMemoryStore {
         })
     }
 
-    fn operations_after(
-        &self,
-        session_id: &str,
-        op_seq: i64,
-        limit: usize,
-    ) -> StoreResult<Vec<Operation>> {
+    fn operations_after(&self, session_id: &str, page: Page) -> StoreResult<Vec<Operation>> {
         self.read(|t| {
             Ok(t.operations
                 .iter()
                 .rev()
                 .filter(|o| {
-                    o.seq > op_seq
+                    o.seq > page.after
                         && o.kind != ACTION_KIND
                         && o.session_id.as_deref() == Some(session_id)
                 })
-                .take(limit)
+                .take(page.limit)
                 .map(|o| Operation::clone(o))
                 .collect())
         })
     }
 
-    fn messages_after(
-        &self,
-        session_id: &str,
-        msg_seq: i64,
-        limit: usize,
-    ) -> StoreResult<Vec<Message>> {
+    fn messages_after(&self, session_id: &str, page: Page) -> StoreResult<Vec<Message>> {
         self.read(|t| {
             Ok(t.messages
                 .iter()
                 .rev()
-                .filter(|m| m.seq > msg_seq && m.session_id.as_deref() == Some(session_id))
-                .take(limit)
+                .filter(|m| m.seq > page.after && m.session_id.as_deref() == Some(session_id))
+                .take(page.limit)
                 .map(|m| Message::clone(m))
                 .collect())
         })

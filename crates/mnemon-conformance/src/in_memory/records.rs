@@ -4,9 +4,9 @@ use std::sync::Arc;
 
 use mnemon_core::memory::episodic::NextVersion;
 use mnemon_core::memory::{
-    DecisionRecord, DecisionStatus, DecisionStore, DocKind, Document, DocumentStore, Entity,
-    EntityChange, EntityDraft, EntityQuery, EntityStore, StatusCount, StoreError, StoreResult,
-    Timestamp, decision_id, drawn_decision_id,
+    DecisionRecord, DecisionStore, DocKind, Document, DocumentDraft, DocumentStore, Entity,
+    EntityChange, EntityDraft, EntityQuery, EntityStore, StatusCount, StatusWrite, StoreError,
+    StoreResult, Timestamp, decision_id, drawn_decision_id,
 };
 
 use super::{Ids, InMemoryStore, Keyed, Tables, new_id};
@@ -52,18 +52,13 @@ impl Tables {
 
     /// Saves `content` as `kind`'s next version, unless it is the current
     /// one but for its time, and keeps `keep_versions` old ones.
-    pub(super) fn save_document(
-        &mut self,
-        kind: DocKind,
-        content: &str,
-        at: Timestamp,
-        keep_versions: u64,
-    ) -> Document {
-        let doc = match Document::next(self.current_document(kind), kind, content, at) {
+    pub(super) fn save_document(&mut self, d: &DocumentDraft<'_>) -> Document {
+        let kind = d.kind;
+        let doc = match Document::next(self.current_document(kind), kind, d.content, d.at) {
             NextVersion::Same(doc) => return doc,
             NextVersion::New(doc) => doc,
         };
-        let oldest = doc.oldest_kept(keep_versions);
+        let oldest = doc.oldest_kept(d.keep_versions);
         self.last_document += 1;
         self.documents.push(Arc::new(Keyed {
             key: self.last_document,
@@ -127,17 +122,12 @@ impl DecisionStore for InMemoryStore {
 
     /// Like the SQL backends' `UPDATE`, a full id that names no decision
     /// changes nothing: the memory service read the decision first.
-    fn write_decision_status(
-        &self,
-        id: &str,
-        status: DecisionStatus,
-        superseded_by: Option<&str>,
-    ) -> StoreResult<()> {
+    fn write_decision_status(&self, w: &StatusWrite<'_>) -> StoreResult<()> {
         self.write(|t| {
-            if let Some(d) = t.decisions.iter_mut().find(|d| d.id == id) {
+            if let Some(d) = t.decisions.iter_mut().find(|d| d.id == w.id) {
                 let d = Arc::make_mut(d);
-                d.status = status;
-                if let Some(by) = superseded_by {
+                d.status = w.status;
+                if let Some(by) = w.superseded_by {
                     d.superseded_by = Some(by.to_string());
                 }
             }
@@ -261,14 +251,8 @@ impl EntityStore for InMemoryStore {
 }
 
 impl DocumentStore for InMemoryStore {
-    fn save_document(
-        &self,
-        kind: DocKind,
-        content: &str,
-        at: Timestamp,
-        keep_versions: u64,
-    ) -> StoreResult<Document> {
-        self.write(|t| Ok(t.save_document(kind, content, at, keep_versions)))
+    fn save_document(&self, draft: &DocumentDraft<'_>) -> StoreResult<Document> {
+        self.write(|t| Ok(t.save_document(draft)))
     }
 
     fn document(&self, kind: DocKind, version: Option<u64>) -> StoreResult<Document> {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use mnemon_core::assemble::retrieve::{Hit, HitSource, SearchStore};
 use mnemon_core::assemble::semantic::{StoredVector, VectorStore};
 use mnemon_core::engine::ACTION_KIND;
-use mnemon_core::memory::{StoreResult, Timestamp};
+use mnemon_core::memory::{Page, StoreResult, Timestamp};
 
 use super::words::{Terms, tokens};
 use super::{InMemoryStore, Keyed, Tables};
@@ -342,12 +342,8 @@ impl VectorStore for InMemoryStore {
         })
     }
 
-    fn vectors_since(
-        &self,
-        model: &str,
-        after: i64,
-        limit: usize,
-    ) -> StoreResult<Vec<(i64, StoredVector)>> {
+    fn vectors_since(&self, model: &str, page: Page) -> StoreResult<Vec<(i64, StoredVector)>> {
+        let Page { after, limit } = page;
         self.read(|t| {
             Ok(t.vectors
                 .iter()
@@ -358,13 +354,8 @@ impl VectorStore for InMemoryStore {
         })
     }
 
-    fn unembedded(
-        &self,
-        model: &str,
-        source: HitSource,
-        after: i64,
-        limit: usize,
-    ) -> StoreResult<Vec<i64>> {
+    fn unembedded(&self, model: &str, source: HitSource, page: Page) -> StoreResult<Vec<i64>> {
+        let Page { after, limit } = page;
         source.vector_name()?;
         self.read(|t| {
             Ok(t.shown_keys(source)

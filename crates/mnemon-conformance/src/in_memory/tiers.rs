@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use mnemon_core::memory::{
-    HotContext, HotItem, HotItemChange, HotItemDraft, HotStatus, HotStore, Session, SessionChange,
-    SessionStatus, SessionStore, StoreError, StoreResult, Timestamp,
+    HotContext, HotItem, HotItemDraft, HotItemUpdate, HotStatus, HotStore, Session, SessionChange,
+    SessionDraft, SessionStatus, SessionStore, StoreError, StoreResult, Timestamp,
 };
 use mnemon_core::store::sql::hot_conflict;
 
@@ -28,33 +28,22 @@ impl Tables {
             })
     }
 
-    fn start_session(
-        &mut self,
-        id: String,
-        title: Option<&str>,
-        agent: &str,
-        at: Timestamp,
-    ) -> StoreResult<Session> {
-        if self.sessions.iter().any(|s| s.id == id) {
-            return Err(StoreError::Invalid(format!(
-                "a session `{id}` already exists in this project; choose another id"
-            )));
-        }
+    fn start_session(&mut self, d: &SessionDraft) -> Session {
         let s = Session {
-            id,
-            title: title.map(str::to_string),
-            agent: agent.to_string(),
+            id: new_id(),
+            title: d.title.clone(),
+            agent: d.agent.clone(),
             status: SessionStatus::Active,
-            started_at: at,
+            started_at: d.started_at,
             ended_at: None,
             summary: None,
             operation_count: 0,
             message_count: 0,
             tokens: 0,
-            last_activity: at,
+            last_activity: d.started_at,
         };
         self.sessions.push(Arc::new(s.clone()));
-        Ok(s)
+        s
     }
 
     /// The agent's most recently started active session; of two started in
@@ -105,15 +94,8 @@ impl Tables {
 }
 
 impl SessionStore for InMemoryStore {
-    fn create_session(
-        &self,
-        id_hint: Option<&str>,
-        title: Option<&str>,
-        agent: &str,
-        at: Timestamp,
-    ) -> StoreResult<Session> {
-        let id = id_hint.map_or_else(new_id, str::to_string);
-        self.write(|t| t.start_session(id, title, agent, at))
+    fn create_session(&self, draft: &SessionDraft) -> StoreResult<Session> {
+        self.write(|t| Ok(t.start_session(draft)))
     }
 
     fn session(&self, id: &str) -> StoreResult<Session> {
@@ -142,7 +124,7 @@ impl SessionStore for InMemoryStore {
     fn active_or_new_session(&self, agent: &str, at: Timestamp) -> StoreResult<Session> {
         self.write(|t| match t.active(agent) {
             Some(s) => Ok(s),
-            None => t.start_session(new_id(), None, agent, at),
+            None => Ok(t.start_session(&SessionDraft::untitled(agent, at))),
         })
     }
 }
@@ -186,15 +168,10 @@ impl HotStore for InMemoryStore {
         })
     }
 
-    fn update_hot_item(
-        &self,
-        id: &str,
-        expected: u64,
-        c: &HotItemChange,
-        at: Timestamp,
-    ) -> StoreResult<HotItem> {
+    fn update_hot_item(&self, u: &HotItemUpdate<'_>) -> StoreResult<HotItem> {
+        let (c, expected) = (u.change, u.expected_version);
         self.write(|t| {
-            let i = t.hot_index(id)?;
+            let i = t.hot_index(u.id)?;
             if t.hot_items[i].version != expected {
                 return Err(hot_conflict(HotItem::clone(&t.hot_items[i]), expected));
             }
@@ -211,7 +188,7 @@ impl HotStore for InMemoryStore {
                 h.agent = agent.clone();
             }
             h.version += 1;
-            h.updated_at = at;
+            h.updated_at = u.at;
             let item = h.clone();
             t.hot_history.push(Arc::new(item.clone()));
             t.hot_version += 1;

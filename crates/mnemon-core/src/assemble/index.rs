@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use super::seam::{HitSource, Quantized, StoredVector, VectorStore};
-use crate::memory::StoreResult;
+use crate::memory::{Page, StoreResult};
 use crate::runtime::{Job, Runtime};
 
 /// Up to this many vectors every one is scored exactly; past it, the
@@ -90,7 +90,13 @@ impl VectorIndex {
             };
         }
         loop {
-            let page = store.vectors_since(model, flat.seen, PAGE)?;
+            let page = store.vectors_since(
+                model,
+                Page {
+                    after: flat.seen,
+                    limit: PAGE,
+                },
+            )?;
             let Some(last) = page.last().map(|p| p.0) else {
                 break;
             };

@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use crate::memory::{StoreError, StoreResult, Timestamp};
+use crate::memory::{Page, StoreError, StoreResult, Timestamp};
 use crate::tokens::TokenCounter;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -215,24 +215,13 @@ pub trait VectorStore {
     /// Stores `vectors` of `model`, replacing any of the same record and
     /// chunk, in one transaction.
     fn put_vectors(&self, model: &str, vectors: &[StoredVector]) -> StoreResult<()>;
-    /// Vectors of `model` stored after position `after` (the store's
-    /// insertion order), in that order, at most `limit`, with their
-    /// positions: a reader that has seen up to `after` reads only what is new.
-    fn vectors_since(
-        &self,
-        model: &str,
-        after: i64,
-        limit: usize,
-    ) -> StoreResult<Vec<(i64, StoredVector)>>;
-    /// Keys above `after` of `source`'s records that retrieval can return
-    /// and that have no vector of `model` yet, oldest first, at most `limit`.
-    fn unembedded(
-        &self,
-        model: &str,
-        source: HitSource,
-        after: i64,
-        limit: usize,
-    ) -> StoreResult<Vec<i64>>;
+    /// Vectors of `model` in `page` by the store's insertion order, in that
+    /// order, with their positions: a reader that has seen up to
+    /// `page.after` reads only what is new.
+    fn vectors_since(&self, model: &str, page: Page) -> StoreResult<Vec<(i64, StoredVector)>>;
+    /// Keys in `page` of `source`'s records that retrieval can return and
+    /// that have no vector of `model` yet, oldest first.
+    fn unembedded(&self, model: &str, source: HitSource, page: Page) -> StoreResult<Vec<i64>>;
     /// How many such records there are.
     fn unembedded_count(&self, model: &str, source: HitSource) -> StoreResult<u64>;
 }

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 pub use super::index::VectorIndex;
 use super::seam::{LOG_SOURCES, Ranked, SearchStore};
 pub use super::seam::{Quantized, StoredVector, VectorStore};
-use crate::memory::StoreError;
+use crate::memory::{Page, StoreError};
 
 /// A sentence-embedding model.
 pub trait Embedder: Send + Sync {
@@ -64,21 +64,17 @@ macro_rules! keeps_no_vectors {
             fn vectors_since(
                 &self,
                 _: &str,
-                _: i64,
-                _: usize,
-            ) -> Result<
-                Vec<(i64, $crate::assemble::semantic::StoredVector)>,
-                $crate::memory::StoreError,
-            > {
+                _: $crate::memory::Page,
+            ) -> $crate::memory::StoreResult<Vec<(i64, $crate::assemble::semantic::StoredVector)>>
+            {
                 Ok(Vec::new())
             }
             fn unembedded(
                 &self,
                 _: &str,
                 _: $crate::assemble::retrieve::HitSource,
-                _: i64,
-                _: usize,
-            ) -> Result<Vec<i64>, $crate::memory::StoreError> {
+                _: $crate::memory::Page,
+            ) -> $crate::memory::StoreResult<Vec<i64>> {
                 Ok(Vec::new())
             }
             fn unembedded_count(
@@ -164,7 +160,11 @@ pub fn backfill<S: SearchStore + VectorStore + ?Sized>(
             Backlog::Newest(n) => store.last_row(source)?.saturating_sub(n) as i64,
         };
         loop {
-            let rows = store.unembedded(&model, source, after, BATCH)?;
+            let page = Page {
+                after,
+                limit: BATCH,
+            };
+            let rows = store.unembedded(&model, source, page)?;
             if rows.is_empty() {
                 break;
             }

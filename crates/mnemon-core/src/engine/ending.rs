@@ -10,7 +10,9 @@ use super::store::{CompactionRecord, EngineCommit};
 use super::summary::SessionReport;
 use super::{Engine, EngineError, EngineStore, Outcome, View};
 use crate::compress::{self, Summary, compress_within};
-use crate::memory::{DocKind, EntityKind, EntityQuery, EntityStatus, SessionChange, SessionStatus};
+use crate::memory::{
+    DocKind, EntityKind, EntityQuery, EntityStatus, Page, SessionChange, SessionStatus,
+};
 
 /// What `compact` did or would do.
 #[derive(Debug, Clone, Serialize)]
@@ -57,11 +59,11 @@ impl<S: EngineStore + ?Sized> Engine<S> {
         let (op_head, msg_head) = self.store().log_heads()?;
         let mut ops = self
             .store()
-            .operations_after(&session.id, op_from, usize::MAX)?;
+            .operations_after(&session.id, Page::all_after(op_from))?;
         ops.reverse();
         let mut msgs = self
             .store()
-            .messages_after(&session.id, msg_from, usize::MAX)?;
+            .messages_after(&session.id, Page::all_after(msg_from))?;
         msgs.reverse();
         items.extend(ops.iter().map(op_item));
         items.extend(msgs.iter().map(msg_item));
@@ -116,7 +118,9 @@ impl<S: EngineStore + ?Sized> Engine<S> {
     }
 
     fn report_for(&self, session: &crate::memory::Session) -> Result<SessionReport, EngineError> {
-        let mut ops = self.store().operations_after(&session.id, 0, usize::MAX)?;
+        let mut ops = self
+            .store()
+            .operations_after(&session.id, Page::all_after(0))?;
         ops.reverse();
         let decisions = self.store().decisions(Some(50))?;
         let entities = |kind, status, limit| {
@@ -178,7 +182,7 @@ impl<S: EngineStore + ?Sized> Engine<S> {
         let mut items = summary_items(session.summary.as_deref().unwrap_or(""));
         items.extend(
             self.store()
-                .operations_after(&session.id, v.state.op_seq, usize::MAX)?
+                .operations_after(&session.id, Page::all_after(v.state.op_seq))?
                 .iter()
                 .map(op_item),
         );

@@ -54,7 +54,7 @@ pub use summary::SessionReport;
 
 use crate::compress::{CompressError, Extractive, Summarizer};
 use crate::memory::{
-    DocKind, Memory, Message, NewMessage, NewOperation, Operation, Session, StoreError,
+    DocKind, Memory, Message, NewMessage, NewOperation, Operation, Page, Session, StoreError,
     StoreResult, Timestamp, WorkingMemory,
 };
 use crate::window::{ContextWindow, WindowEvent, Zone, ZoneMonitor};
@@ -360,9 +360,13 @@ impl<S: EngineStore + ?Sized> Engine<S> {
         let (max_ops, max_tokens) = self.memory.working_limits();
         let mut recent: Vec<Operation> = Vec::new();
         if let Some(s) = v.epoch_session() {
-            recent = self
-                .store()
-                .operations_after(&s.id, v.state.op_seq, max_ops)?;
+            recent = self.store().operations_after(
+                &s.id,
+                Page {
+                    after: v.state.op_seq,
+                    limit: max_ops,
+                },
+            )?;
             if recent.len() < max_ops && !v.state.seed_ops.is_empty() {
                 let mut seed = self.store().operations_at(&v.state.seed_ops)?;
                 seed.reverse();
@@ -377,7 +381,13 @@ impl<S: EngineStore + ?Sized> Engine<S> {
     fn live_messages(&self, v: &View, limit: usize) -> StoreResult<Vec<Message>> {
         let mut out = self.store().messages_at(&v.state.seed_msgs)?;
         if let Some(s) = v.epoch_session() {
-            let mut since = self.store().messages_after(&s.id, v.state.msg_seq, limit)?;
+            let mut since = self.store().messages_after(
+                &s.id,
+                Page {
+                    after: v.state.msg_seq,
+                    limit: limit,
+                },
+            )?;
             since.reverse();
             out.extend(since);
         }
@@ -550,7 +560,7 @@ impl<S: EngineStore + ?Sized> Engine<S> {
         if let Some(s) = v.epoch_session() {
             let mut since = self
                 .store()
-                .operations_after(&s.id, v.state.op_seq, usize::MAX)?;
+                .operations_after(&s.id, Page::all_after(v.state.op_seq))?;
             since.reverse();
             ops.extend(since);
         }

@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::state::{Calibration, EngineState, LiveTotals};
 use crate::memory::{
-    DocKind, HotItem, HotStatus, Message, Operation, OperationDraft, Priority, SessionChange,
-    Store, StoreError, StoreResult, Timestamp,
+    DocKind, DocumentDraft, HotItem, HotStatus, Message, Operation, OperationDraft, Page, Priority,
+    SessionChange, Store, StoreError, StoreResult, Timestamp,
 };
 use crate::optimize::{Artifact, Substitution};
 
@@ -101,6 +101,17 @@ pub struct EngineCommit {
 pub type StateRow<'a> = (Option<u64>, &'a EngineState, String);
 
 impl EngineCommit {
+    /// The documents this commit saves, each kept with the commit's
+    /// retention and time.
+    pub fn document_drafts(&self) -> impl Iterator<Item = DocumentDraft<'_>> {
+        self.documents.iter().map(|(kind, content)| DocumentDraft {
+            kind: *kind,
+            content,
+            at: self.at,
+            keep_versions: self.keep_versions,
+        })
+    }
+
     /// The state this commit writes, if any, as its row.
     pub fn state_row(&self) -> StoreResult<Option<StateRow<'_>>> {
         self.state
@@ -147,20 +158,10 @@ pub trait EngineStore: Store + super::forget::ForgetRows {
     }
     /// The newest operation and message positions in the project's log.
     fn log_heads(&self) -> StoreResult<(i64, i64)>;
-    /// `session_id`'s operations after `op_seq`, newest first, without the
-    /// engine's own records; at most `limit`.
-    fn operations_after(
-        &self,
-        session_id: &str,
-        op_seq: i64,
-        limit: usize,
-    ) -> StoreResult<Vec<Operation>>;
-    fn messages_after(
-        &self,
-        session_id: &str,
-        msg_seq: i64,
-        limit: usize,
-    ) -> StoreResult<Vec<Message>>;
+    /// `session_id`'s operations in `page`, newest first, without the
+    /// engine's own records.
+    fn operations_after(&self, session_id: &str, page: Page) -> StoreResult<Vec<Operation>>;
+    fn messages_after(&self, session_id: &str, page: Page) -> StoreResult<Vec<Message>>;
     /// Operations at the given positions, oldest first; missing ones are left out.
     fn operations_at(&self, seqs: &[i64]) -> StoreResult<Vec<Operation>>;
     fn messages_at(&self, seqs: &[i64]) -> StoreResult<Vec<Message>>;

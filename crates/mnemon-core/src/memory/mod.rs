@@ -35,6 +35,7 @@ pub use store::{
     Atomically, DecisionStore, DocumentStore, EntityStore, Health, HotStore, OperationLog,
     SessionStore, Store, StoreError, StoreResult,
 };
+pub use store::{DocumentDraft, HotItemUpdate, Page, SessionDraft, StatusWrite};
 pub use types::{
     Clock, Message, MessageDraft, MessageQuery, NewMessage, NewOperation, Operation,
     OperationDraft, OperationQuery, Phase, Session, SessionChange, SessionStatus, Timestamp,

@@ -13,7 +13,7 @@ use serde_json::json;
 use super::hot::{HotContext, HotItem, HotItemChange, HotItemDraft, HotKind, HotStatus, Priority};
 use super::privacy::{strip_reasoning, strip_reasoning_fields};
 use super::redact::Redactor;
-use super::store::{Atomically, Store, StoreError, StoreResult};
+use super::store::{Atomically, HotItemUpdate, SessionDraft, Store, StoreError, StoreResult};
 use super::types::{
     Clock, Message, MessageDraft, MessageQuery, NewMessage, NewOperation, Operation,
     OperationDraft, OperationQuery, Session, SessionChange, SessionStatus, Timestamp,
@@ -300,9 +300,11 @@ impl<S: Store + ?Sized> Memory<S> {
         if let Some(active) = self.store.active_session(&self.agent)? {
             self.end_session(Some(&active.id))?;
         }
-        let title = title.map(|t| self.clean_text(t, true));
-        self.store
-            .create_session(None, title.as_deref(), &self.agent, self.clock.now())
+        self.store.create_session(&SessionDraft {
+            title: title.map(|t| self.clean_text(t, true)),
+            agent: self.agent.clone(),
+            started_at: self.clock.now(),
+        })
     }
 
     fn session_or_current(&self, id: Option<&str>) -> StoreResult<Session> {
@@ -449,9 +451,12 @@ impl<S: Store + ?Sized> Memory<S> {
             ..change
         };
         self.store.atomically(|| {
-            let item =
-                self.store
-                    .update_hot_item(&current.id, version, &change, self.clock.now())?;
+            let item = self.store.update_hot_item(&HotItemUpdate {
+                id: &current.id,
+                expected_version: version,
+                change: &change,
+                at: self.clock.now(),
+            })?;
             self.log_hot("updated", &item)?;
             Ok(item)
         })

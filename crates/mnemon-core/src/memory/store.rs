@@ -68,6 +68,72 @@ pub enum StoreError {
 /// What every storage method returns.
 pub type StoreResult<T> = Result<T, StoreError>;
 
+/// A page of rows by position: those after `after`, at most `limit`. A
+/// reader that has seen up to a position asks for what came after it,
+/// which an index answers without counting what it skips.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Page {
+    pub after: i64,
+    pub limit: usize,
+}
+
+impl Page {
+    /// Every row after `after`.
+    pub fn all_after(after: i64) -> Self {
+        Self {
+            after,
+            limit: usize::MAX,
+        }
+    }
+}
+
+/// A new session; the store assigns its id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionDraft {
+    pub title: Option<String>,
+    pub agent: String,
+    pub started_at: Timestamp,
+}
+
+impl SessionDraft {
+    /// The session an agent gets when it records without starting one.
+    pub fn untitled(agent: &str, at: Timestamp) -> Self {
+        Self {
+            title: None,
+            agent: agent.to_string(),
+            started_at: at,
+        }
+    }
+}
+
+/// A compare-and-set change of a hot-context item: applied only while the
+/// item is at `expected_version`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HotItemUpdate<'a> {
+    pub id: &'a str,
+    pub expected_version: u64,
+    pub change: &'a HotItemChange,
+    pub at: Timestamp,
+}
+
+/// A decision's new status, and the decision that supersedes it when one
+/// does. `id` is the full id.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StatusWrite<'a> {
+    pub id: &'a str,
+    pub status: DecisionStatus,
+    pub superseded_by: Option<&'a str>,
+}
+
+/// A document's next version, and how many old versions to keep.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DocumentDraft<'a> {
+    pub kind: DocKind,
+    pub content: &'a str,
+    pub at: Timestamp,
+    pub keep_versions: u64,
+}
+
 /// What a backend's health check (`mnemon doctor`) found. Empty lists
 /// mean healthy.
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -117,13 +183,7 @@ pub trait OperationLog {
 }
 
 pub trait SessionStore {
-    fn create_session(
-        &self,
-        id_hint: Option<&str>,
-        title: Option<&str>,
-        agent: &str,
-        at: Timestamp,
-    ) -> StoreResult<Session>;
+    fn create_session(&self, draft: &SessionDraft) -> StoreResult<Session>;
     /// By full id or unique prefix.
     fn session(&self, id: &str) -> StoreResult<Session>;
     /// Most recently active first.
@@ -144,13 +204,7 @@ pub trait HotStore {
     /// Never conflicts.
     fn add_hot_item(&self, draft: &HotItemDraft) -> StoreResult<HotItem>;
     /// Refused with [`StoreError::Conflict`] unless the item is at `expected_version`.
-    fn update_hot_item(
-        &self,
-        id: &str,
-        expected_version: u64,
-        change: &HotItemChange,
-        at: Timestamp,
-    ) -> StoreResult<HotItem>;
+    fn update_hot_item(&self, update: &HotItemUpdate<'_>) -> StoreResult<HotItem>;
     /// By full id or unique prefix, live or not.
     fn hot_item(&self, id: &str) -> StoreResult<HotItem>;
 }
@@ -167,12 +221,7 @@ pub trait DecisionStore {
     /// decision that supersedes it when one does. The lifecycle's rules
     /// are the memory service's: it calls this only for a change they
     /// allow.
-    fn write_decision_status(
-        &self,
-        id: &str,
-        status: DecisionStatus,
-        superseded_by: Option<&str>,
-    ) -> StoreResult<()>;
+    fn write_decision_status(&self, write: &StatusWrite<'_>) -> StoreResult<()>;
 }
 
 /// Project entities, numbered from one sequence per project.
@@ -199,13 +248,7 @@ pub trait DocumentStore {
     /// Saves `content` as the next version unless it equals the current one
     /// apart from its `**Last Updated**` line; keeps the current version and
     /// `keep_versions` old ones. Returns the current document.
-    fn save_document(
-        &self,
-        kind: DocKind,
-        content: &str,
-        at: Timestamp,
-        keep_versions: u64,
-    ) -> StoreResult<Document>;
+    fn save_document(&self, draft: &DocumentDraft<'_>) -> StoreResult<Document>;
     /// The current version, or version `version`.
     fn document(&self, kind: DocKind, version: Option<u64>) -> StoreResult<Document>;
     /// Every kept version, newest first.

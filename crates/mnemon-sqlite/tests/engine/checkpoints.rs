@@ -260,15 +260,15 @@ fn hot_context_and_session_are_restored_by_resume() {
     let hot_before = m.store().hot_context().unwrap();
     // Change everything.
     m.store()
-        .update_hot_item(
-            &goal.id,
-            goal.version,
-            &HotItemChange {
+        .update_hot_item(&HotItemUpdate {
+            id: &goal.id,
+            expected_version: goal.version,
+            change: &HotItemChange {
                 text: Some("Ship billing".into()),
                 ..HotItemChange::default()
             },
-            T0,
-        )
+            at: T0,
+        })
         .unwrap();
     m.add_hot(HotKind::Constraint, "No new deps", None, None, None)
         .unwrap();
@@ -361,15 +361,15 @@ fn apply(e: &Engine<SqliteStore>, s: &Step) {
             let hot = m.store().hot_context().unwrap();
             if let Some(item) = hot.items.get(*n as usize % hot.items.len().max(1)) {
                 m.store()
-                    .update_hot_item(
-                        &item.id,
-                        item.version,
-                        &HotItemChange {
+                    .update_hot_item(&HotItemUpdate {
+                        id: &item.id,
+                        expected_version: item.version,
+                        change: &HotItemChange {
                             text: Some(format!("edited {n}")),
                             ..HotItemChange::default()
                         },
-                        T0,
-                    )
+                        at: T0,
+                    })
                     .unwrap();
             }
         }

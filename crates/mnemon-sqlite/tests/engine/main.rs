@@ -16,9 +16,9 @@ use mnemon_core::engine::{
     Checkpoint, CheckpointError, Engine, EngineError, EngineEvent, EngineStore,
 };
 use mnemon_core::memory::{
-    DocKind, DocumentStore, EntityKind, EntityStatus, EntityStore, HotItemChange, HotKind,
-    HotStore, NewEntity, NewOperation, OperationLog, OperationQuery, Phase, SessionStatus,
-    SessionStore, Timestamp,
+    DocKind, DocumentStore, EntityKind, EntityStatus, EntityStore, HotItemChange, HotItemUpdate,
+    HotKind, HotStore, NewEntity, NewOperation, OperationLog, OperationQuery, Page, Phase,
+    SessionStatus, SessionStore, Timestamp,
 };
 use mnemon_core::window::Zone;
 use mnemon_sqlite::SqliteStore;
@@ -422,7 +422,9 @@ fn acceptance_4_session_log_compressed_at_its_threshold() {
     use mnemon_core::tokens::{Encoding, OpenAiBpe, TokenCounter};
     let store = e.memory().store();
     let session = e.memory().current_session().unwrap();
-    let mut ops = store.operations_after(&session.id, 0, usize::MAX).unwrap();
+    let mut ops = store
+        .operations_after(&session.id, Page::all_after(0))
+        .unwrap();
     ops.reverse();
     let ops: Vec<_> = ops
         .into_iter()

@@ -4,7 +4,7 @@
 use super::Memory;
 use crate::memory::{
     Atomically, DecisionRecord, DecisionStatus, HotItemChange, HotKind, HotStatus, NewDecision,
-    NewOperation, Store, StoreError, StoreResult,
+    NewOperation, StatusWrite, Store, StoreError, StoreResult,
 };
 
 impl<S: Store + ?Sized> Memory<S> {
@@ -106,8 +106,11 @@ impl<S: Store + ?Sized> Memory<S> {
     ) -> StoreResult<DecisionRecord> {
         let current = self.store.decision(id)?;
         current.check_change(status)?;
-        self.store
-            .write_decision_status(&current.id, status, superseded_by)?;
+        self.store.write_decision_status(&StatusWrite {
+            id: &current.id,
+            status,
+            superseded_by,
+        })?;
         self.store.decision(&current.id)
     }
 

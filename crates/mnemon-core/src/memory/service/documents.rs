@@ -2,7 +2,9 @@
 //! from the database.
 
 use super::{EPICS_SHOWN, Memory};
-use crate::memory::{DocKind, Document, Entity, EntityStatus, OperationQuery, Store, StoreResult};
+use crate::memory::{
+    DocKind, Document, DocumentDraft, Entity, EntityStatus, OperationQuery, Store, StoreResult,
+};
 
 impl<S: Store + ?Sized> Memory<S> {
     /// Regenerates project_state, work_plan and decision_log from the
@@ -11,11 +13,15 @@ impl<S: Store + ?Sized> Memory<S> {
     pub fn refresh_documents(&self, keep_versions: u64) -> StoreResult<[Document; 3]> {
         let at = self.clock.now();
         let [(k1, d1), (k2, d2), (k3, d3)] = self.render_documents()?;
-        Ok([
-            self.store.save_document(k1, &d1, at, keep_versions)?,
-            self.store.save_document(k2, &d2, at, keep_versions)?,
-            self.store.save_document(k3, &d3, at, keep_versions)?,
-        ])
+        let save = |kind, content: &str| {
+            self.store.save_document(&DocumentDraft {
+                kind,
+                content,
+                at,
+                keep_versions,
+            })
+        };
+        Ok([save(k1, &d1)?, save(k2, &d2)?, save(k3, &d3)?])
     }
 
     /// The three episodic documents as they would be saved now, without
