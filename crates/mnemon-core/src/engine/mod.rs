@@ -385,7 +385,7 @@ impl<S: EngineStore + ?Sized> Engine<S> {
                 &s.id,
                 Page {
                     after: v.state.msg_seq,
-                    limit: limit,
+                    limit,
                 },
             )?;
             since.reverse();
