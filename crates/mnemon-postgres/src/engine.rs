@@ -6,24 +6,21 @@ use crate::row::{Cols, sure};
 use mnemon_core::engine::forget::ForgetAudit;
 use mnemon_core::engine::{
     Calibration, CompactionRecord, EngineCommit, EngineState, EngineStore, LiveTotals,
-    StoredCheckpoint, state_conflict,
+    StoredCheckpoint,
 };
-use mnemon_core::memory::{
-    HotItem, Message, Operation, Page, Priority, StoreError, StoreResult, Timestamp,
-};
+use mnemon_core::memory::{HotItem, Message, Operation, Page, StoreError, StoreResult, Timestamp};
 use mnemon_core::optimize::{Artifact, Substitution};
 use mnemon_core::store::sql::{
-    ARTIFACT_COLUMNS, SUBSTITUTION_COLUMNS, StoredArtifact, StoredSubstitution, replacement_columns,
+    ARTIFACT_COLUMNS, SUBSTITUTION_COLUMNS, StoredArtifact, StoredSubstitution,
 };
 use tokio_postgres::Row;
 
 use crate::PgStore;
-use crate::client::Db;
-use crate::log::{MSG_COLUMNS, OP_COLUMNS, insert_operation, msg_from_row, op_from_row};
+use crate::log::{MSG_COLUMNS, OP_COLUMNS, msg_from_row, op_from_row};
 
 const ACTION: &str = mnemon_core::engine::ACTION_KIND;
 
-const CP_COLUMNS: &str = "id, agent, session_id, trigger, created_at, json";
+pub(crate) const CP_COLUMNS: &str = "id, agent, session_id, trigger, created_at, json";
 
 fn checkpoint_row(r: &Row) -> StoredCheckpoint {
     StoredCheckpoint {
@@ -36,7 +33,7 @@ fn checkpoint_row(r: &Row) -> StoredCheckpoint {
     }
 }
 
-const COMPACTION_COLUMNS: &str = "session_id, kind, created_at, input_tokens, output_tokens, audit, summary, through_op_seq, through_msg_seq";
+pub(crate) const COMPACTION_COLUMNS: &str = "session_id, kind, created_at, input_tokens, output_tokens, audit, summary, through_op_seq, through_msg_seq";
 
 fn compaction_row(r: &Row) -> CompactionRecord {
     let audit: String = r.get(5);
@@ -58,40 +55,6 @@ fn lim(n: usize) -> i64 {
 }
 
 impl PgStore {
-    /// Writes the optimizer's results that `c` carries, inside its transaction.
-    fn write_optimized(&self, db: &Db, c: &EngineCommit) -> StoreResult<()> {
-        for s in &c.substitutions {
-            let (kind, text) = replacement_columns(s);
-            db.exec(
-                "INSERT INTO substitutions (project_id, op_seq, technique, kind, text, tokens, reason, original_tokens, created_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-                 ON CONFLICT (project_id, op_seq) DO UPDATE SET technique = EXCLUDED.technique, kind = EXCLUDED.kind,
-                   text = EXCLUDED.text, tokens = EXCLUDED.tokens, reason = EXCLUDED.reason,
-                   original_tokens = EXCLUDED.original_tokens, created_at = EXCLUDED.created_at",
-                &[
-                    &self.project(),
-                    &s.op_seq,
-                    &s.technique.name(),
-                    &kind,
-                    &text,
-                    &(s.tokens_after() as i64),
-                    &s.reason,
-                    &(s.original_tokens as i64),
-                    &c.at.0,
-                ],
-            )?;
-        }
-        for a in &c.artifacts {
-            db.exec(
-                "INSERT INTO artifacts (project_id, path, technique, content, created_at) VALUES ($1, $2, $3, $4, $5)
-                 ON CONFLICT (project_id, path) DO UPDATE SET technique = EXCLUDED.technique,
-                   content = EXCLUDED.content, created_at = EXCLUDED.created_at",
-                &[&self.project(), &a.path, &a.technique.name(), &a.content.to_string(), &c.at.0],
-            )?;
-        }
-        Ok(())
-    }
-
     fn stored_artifacts(&self, path: Option<&str>) -> StoreResult<Vec<Artifact>> {
         let rows = self.db()?.query(
             &format!(
@@ -288,87 +251,6 @@ impl EngineStore for PgStore {
     }
 
     fn commit(&self, c: &EngineCommit) -> StoreResult<Option<Operation>> {
-        let state = c.state_row()?;
-        self.write(|db| {
-            if let Some((expected, st, text)) = &state {
-                let changed = match expected {
-                    None => db.exec(
-                        "INSERT INTO engine_state (project_id, agent, version, state) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
-                        &[&self.project(), &st.agent, &(st.version as i64), text],
-                    )?,
-                    Some(v) => db.exec(
-                        "UPDATE engine_state SET version = $3, state = $4 WHERE project_id = $1 AND agent = $2 AND version = $5",
-                        &[&self.project(), &st.agent, &(st.version as i64), text, &(*v as i64)],
-                    )?,
-                };
-                if changed == 0 {
-                    return Err(state_conflict(st));
-                }
-            }
-            if let Some((model, cal)) = &c.calibration {
-                db.exec(
-                    "INSERT INTO calibration (project_id, model, factor_ppm, samples) VALUES ($1, $2, $3, $4)
-                     ON CONFLICT (project_id, model) DO UPDATE SET factor_ppm = EXCLUDED.factor_ppm, samples = EXCLUDED.samples",
-                    &[&self.project(), model, &(cal.factor_ppm as i64), &(cal.samples as i64)],
-                )?;
-            }
-            if let Some(cp) = &c.checkpoint {
-                // Another server took this second's id between the engine's
-                // look-up and this commit: like a moved state, the action is
-                // evaluated again and picks the next id.
-                let n = db.exec(
-                    &format!(
-                        "INSERT INTO checkpoints ({CP_COLUMNS}, project_id) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING"
-                    ),
-                    &[&cp.id, &cp.agent, &cp.session_id, &cp.trigger, &cp.created_at.0, &cp.json, &self.project()],
-                )?;
-                if n == 0 {
-                    return Err(StoreError::StateConflict {
-                        agent: cp.agent.clone(),
-                    });
-                }
-            }
-            for (id, change) in &c.sessions {
-                crate::sessions::update_in(db, self, id, change)?;
-            }
-            for draft in c.document_drafts() {
-                crate::documents::save_in(db, self, &draft)?;
-            }
-            if let Some(r) = &c.compaction {
-                db.exec(
-                    &format!(
-                        "INSERT INTO compactions (project_id, {COMPACTION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
-                    ),
-                    &[
-                        &self.project(),
-                        &r.session_id,
-                        &r.kind,
-                        &r.created_at.0,
-                        &(r.input_tokens as i64),
-                        &(r.output_tokens as i64),
-                        &r.audit.to_string(),
-                        &r.summary,
-                        &r.through_op_seq,
-                        &r.through_msg_seq,
-                    ],
-                )?;
-            }
-            if !c.hot_restore.is_empty() {
-                for h in &c.hot_restore {
-                    db.exec(
-                        "UPDATE hot_items SET text = $2, detail = $3, priority = $4, status = $5, version = version + 1, updated_at = $6
-                         WHERE id = $1 AND project_id = $7",
-                        &[&h.id, &h.text, &h.detail, &h.priority.map(Priority::name), &h.status.name(), &c.at.0, &self.project()],
-                    )?;
-                    crate::hot::reindex(db, &h.id)?;
-                }
-                crate::hot::bump(db, self.project())?;
-            }
-            self.write_optimized(db, c)?;
-            match &c.operation {
-                Some(op) => insert_operation(db, self, op).map(Some),
-                None => Ok(None),
-            }
-        })
+        self.commit_engine(c)
     }
 }

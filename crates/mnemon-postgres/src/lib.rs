@@ -17,6 +17,7 @@
 
 mod client;
 mod cluster;
+mod commit;
 mod decisions;
 mod documents;
 mod engine;

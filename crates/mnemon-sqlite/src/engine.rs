@@ -4,16 +4,14 @@
 use mnemon_core::engine::forget::ForgetAudit;
 use mnemon_core::engine::{
     Calibration, CompactionRecord, EngineCommit, EngineState, EngineStore, LiveTotals,
-    StoredCheckpoint, state_conflict,
+    StoredCheckpoint,
 };
-use mnemon_core::memory::{
-    HotItem, Message, Operation, Page, Priority, StoreError, StoreResult, Timestamp,
-};
+use mnemon_core::memory::{HotItem, Message, Operation, Page, StoreError, StoreResult, Timestamp};
 use mnemon_core::optimize::{Artifact, Substitution};
 use rusqlite::{OptionalExtension, Row, params};
 
 use crate::SqliteStore;
-use crate::log::{MSG_COLUMNS, OP_COLUMNS, insert_operation, msg_from_row, op_from_row};
+use crate::log::{MSG_COLUMNS, OP_COLUMNS, msg_from_row, op_from_row};
 
 const ACTION: &str = mnemon_core::engine::ACTION_KIND;
 
@@ -28,7 +26,7 @@ fn checkpoint_row(r: &Row<'_>) -> rusqlite::Result<StoredCheckpoint> {
     })
 }
 
-const COMPACTION_COLUMNS: &str = "session_id, kind, created_at, input_tokens, output_tokens, audit, summary, through_op_seq, through_msg_seq";
+pub(crate) const COMPACTION_COLUMNS: &str = "session_id, kind, created_at, input_tokens, output_tokens, audit, summary, through_op_seq, through_msg_seq";
 
 fn compaction_row(r: &Row<'_>) -> rusqlite::Result<CompactionRecord> {
     let audit: String = r.get(5)?;
@@ -45,7 +43,7 @@ fn compaction_row(r: &Row<'_>) -> rusqlite::Result<CompactionRecord> {
     })
 }
 
-const CP_COLUMNS: &str = "id, agent, session_id, trigger, created_at, json";
+pub(crate) const CP_COLUMNS: &str = "id, agent, session_id, trigger, created_at, json";
 
 fn limit(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(-1)
@@ -286,81 +284,6 @@ impl EngineStore for SqliteStore {
     }
 
     fn commit(&self, c: &EngineCommit) -> StoreResult<Option<Operation>> {
-        let state = c.state_row()?;
-        self.write(|tx| {
-            if let Some((expected, st, text)) = &state {
-                let changed = match expected {
-                    None => tx.execute(
-                        "INSERT OR IGNORE INTO engine_state (project_id, agent, version, state) VALUES (?1, ?2, ?3, ?4)",
-                        params![self.project_id, st.agent, st.version as i64, text],
-                    ),
-                    Some(v) => tx.execute(
-                        "UPDATE engine_state SET version = ?3, state = ?4 WHERE project_id = ?1 AND agent = ?2 AND version = ?5",
-                        params![self.project_id, st.agent, st.version as i64, text, *v as i64],
-                    ),
-                }
-                .map_err(|e| self.err(e))?;
-                if changed == 0 {
-                    return Err(state_conflict(st));
-                }
-            }
-            if let Some((model, cal)) = &c.calibration {
-                tx.execute(
-                    "INSERT INTO calibration (project_id, model, factor_ppm, samples) VALUES (?1, ?2, ?3, ?4)
-                     ON CONFLICT (project_id, model) DO UPDATE SET factor_ppm = excluded.factor_ppm, samples = excluded.samples",
-                    params![self.project_id, model, cal.factor_ppm as i64, cal.samples as i64],
-                )
-                .map_err(|e| self.err(e))?;
-            }
-            if let Some(cp) = &c.checkpoint {
-                tx.execute(
-                    &format!("INSERT INTO checkpoints ({CP_COLUMNS}, project_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"),
-                    params![cp.id, cp.agent, cp.session_id, cp.trigger, cp.created_at.0, cp.json, self.project_id],
-                )
-                .map_err(|e| match e {
-                    // Another process took this second's id between the
-                    // engine's look-up and this commit: like a moved state,
-                    // the action is evaluated again and picks the next id.
-                    rusqlite::Error::SqliteFailure(f, _)
-                        if f.code == rusqlite::ErrorCode::ConstraintViolation =>
-                    {
-                        StoreError::StateConflict {
-                            agent: cp.agent.clone(),
-                        }
-                    }
-                    e => self.err(e),
-                })?;
-            }
-            for (id, change) in &c.sessions {
-                crate::sessions::update_in(tx, self, id, change)?;
-            }
-            for draft in c.document_drafts() {
-                crate::documents::save_in(tx, self, &draft)?;
-            }
-            if let Some(r) = &c.compaction {
-                tx.execute(
-                    &format!("INSERT INTO compactions (project_id, {COMPACTION_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
-                    params![self.project_id, r.session_id, r.kind, r.created_at.0, r.input_tokens as i64,
-                            r.output_tokens as i64, r.audit.to_string(), r.summary, r.through_op_seq, r.through_msg_seq],
-                )
-                .map_err(|e| self.err(e))?;
-            }
-            if !c.hot_restore.is_empty() {
-                for h in &c.hot_restore {
-                    tx.execute(
-                        "UPDATE hot_items SET text = ?2, detail = ?3, priority = ?4, status = ?5, version = version + 1, updated_at = ?6
-                         WHERE id = ?1 AND project_id = ?7",
-                        params![h.id, h.text, h.detail, h.priority.map(Priority::name), h.status.name(), c.at.0, self.project_id],
-                    )
-                    .map_err(|e| self.err(e))?;
-                }
-                crate::hot::bump(tx, &self.project_id).map_err(|e| self.err(e))?;
-            }
-            self.write_optimized(tx, c)?;
-            match &c.operation {
-                Some(op) => insert_operation(tx, self, op).map(Some),
-                None => Ok(None),
-            }
-        })
+        self.commit_engine(c)
     }
 }

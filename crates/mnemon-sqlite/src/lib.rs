@@ -11,6 +11,7 @@
 //! This crate implements mnemon-core's storage traits and knows nothing of
 //! the domain rules; those run in core before a write arrives here.
 
+mod commit;
 mod decisions;
 mod documents;
 mod engine;

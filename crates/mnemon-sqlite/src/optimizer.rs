@@ -1,13 +1,12 @@
 //! The optimizer's tables: substitutions (what an optimized operation now
 //! shows in the live context) and artifacts (what left it, in full).
 
-use mnemon_core::engine::EngineCommit;
 use mnemon_core::memory::StoreResult;
 use mnemon_core::optimize::{Artifact, Substitution};
 use mnemon_core::store::sql::{
-    ARTIFACT_COLUMNS, SUBSTITUTION_COLUMNS, StoredArtifact, StoredSubstitution, replacement_columns,
+    ARTIFACT_COLUMNS, SUBSTITUTION_COLUMNS, StoredArtifact, StoredSubstitution,
 };
-use rusqlite::{Connection, params};
+use rusqlite::params;
 
 use crate::SqliteStore;
 use crate::row::Cols;
@@ -54,38 +53,5 @@ impl SqliteStore {
             .and_then(|rows| rows.collect())
             .map_err(|e| self.err(e))?;
         rows.into_iter().map(StoredArtifact::artifact).collect()
-    }
-
-    /// Writes the optimizer's results that `c` carries, inside its transaction.
-    pub(crate) fn write_optimized(&self, tx: &Connection, c: &EngineCommit) -> StoreResult<()> {
-        for s in &c.substitutions {
-            let (kind, text) = replacement_columns(s);
-            tx.execute(
-                "INSERT OR REPLACE INTO substitutions
-                 (project_id, op_seq, technique, kind, text, tokens, reason, original_tokens, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![
-                    self.project_id,
-                    s.op_seq,
-                    s.technique.name(),
-                    kind,
-                    text,
-                    s.tokens_after() as i64,
-                    s.reason,
-                    s.original_tokens as i64,
-                    c.at.0
-                ],
-            )
-            .map_err(|e| self.err(e))?;
-        }
-        for a in &c.artifacts {
-            tx.execute(
-                "INSERT OR REPLACE INTO artifacts (project_id, path, technique, content, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![self.project_id, a.path, a.technique.name(), a.content.to_string(), c.at.0],
-            )
-            .map_err(|e| self.err(e))?;
-        }
-        Ok(())
     }
 }

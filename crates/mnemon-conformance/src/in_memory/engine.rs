@@ -6,10 +6,13 @@ use std::sync::Arc;
 
 use mnemon_core::engine::forget::ForgetAudit;
 use mnemon_core::engine::{
-    ACTION_KIND, Calibration, CompactionRecord, EngineCommit, EngineState, EngineStore, LiveTotals,
-    StoredCheckpoint, state_conflict,
+    ACTION_KIND, Calibration, CommitWrites, CompactionRecord, EngineCommit, EngineState,
+    EngineStore, HotRestore, LiveTotals, StateRow, StoredCheckpoint,
 };
-use mnemon_core::memory::{HotItem, Message, Operation, Page, StoreError, StoreResult};
+use mnemon_core::memory::{
+    DocumentDraft, HotItem, Message, Operation, OperationDraft, Page, SessionChange, StoreError,
+    StoreResult, Timestamp,
+};
 use mnemon_core::optimize::{Artifact, Substitution};
 
 use super::{InMemoryStore, Keyed, Tables};
@@ -42,84 +45,90 @@ impl Tables {
         }
         (totals, op_head, msg_head)
     }
+}
 
-    /// Writes the state only over the version it names (`None`: no state
-    /// yet), else fails as another writer's win.
-    fn put_state(
-        &mut self,
-        expected: Option<u64>,
-        st: &EngineState,
-        text: &str,
-    ) -> StoreResult<()> {
-        let row = Arc::new((st.agent.clone(), st.version, text.to_string()));
-        let now = self.engine_states.iter().position(|s| s.0 == st.agent);
-        match (expected, now) {
-            (None, None) => self.engine_states.push(row),
-            (Some(v), Some(i)) if self.engine_states[i].1 == v => self.engine_states[i] = row,
-            _ => return Err(state_conflict(st)),
+/// The tables inside a unit of work, as core's commit writes them.
+struct Committing<'a>(&'a mut Tables);
+
+impl CommitWrites for Committing<'_> {
+    fn write_state(&mut self, (expected, st, text): &StateRow<'_>) -> StoreResult<bool> {
+        let states = &mut self.0.engine_states;
+        let row = Arc::new((st.agent.clone(), st.version, text.clone()));
+        match (expected, states.iter().position(|s| s.0 == st.agent)) {
+            (None, None) => states.push(row),
+            (Some(v), Some(i)) if states[i].1 == *v => states[i] = row,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    fn write_calibration(&mut self, model: &str, cal: &Calibration) -> StoreResult<()> {
+        self.0.calibrations.retain(|(m, _)| m != model);
+        self.0.calibrations.push((model.to_string(), *cal));
+        Ok(())
+    }
+
+    fn insert_checkpoint(&mut self, cp: &StoredCheckpoint) -> StoreResult<bool> {
+        if self.0.checkpoints.iter().any(|x| x.id == cp.id) {
+            return Ok(false);
+        }
+        self.0.checkpoints.push(Arc::new(cp.clone()));
+        Ok(true)
+    }
+
+    fn update_session(&mut self, id: &str, change: &SessionChange) -> StoreResult<()> {
+        self.0.update_session(id, change).map(drop)
+    }
+
+    fn save_document(&mut self, draft: &DocumentDraft<'_>) -> StoreResult<()> {
+        self.0.save_document(draft);
+        Ok(())
+    }
+
+    fn insert_compaction(&mut self, r: &CompactionRecord) -> StoreResult<()> {
+        self.0.last_compaction += 1;
+        self.0.compactions.push(Arc::new(Keyed {
+            key: self.0.last_compaction,
+            row: r.clone(),
+        }));
+        Ok(())
+    }
+
+    fn restore_hot_item(&mut self, h: &HotRestore, at: Timestamp) -> StoreResult<()> {
+        let t = &mut *self.0;
+        if let Some(item) = t.hot_items.iter_mut().find(|i| i.id == h.id) {
+            let item = Arc::make_mut(item);
+            item.text = h.text.clone();
+            item.detail = h.detail.clone();
+            item.priority = h.priority;
+            item.status = h.status;
+            item.version += 1;
+            item.updated_at = at;
+            let version = item.clone();
+            t.hot_history.push(Arc::new(version));
         }
         Ok(())
     }
 
-    fn apply(&mut self, c: &EngineCommit) -> StoreResult<Option<Operation>> {
-        if let Some((expected, st, text)) = c.state_row()? {
-            self.put_state(expected, st, &text)?;
-        }
-        if let Some((model, cal)) = &c.calibration {
-            self.calibrations.retain(|(m, _)| m != model);
-            self.calibrations.push((model.clone(), *cal));
-        }
-        if let Some(cp) = &c.checkpoint {
-            // Another writer took this second's id between the engine's
-            // look-up and this commit: the action is evaluated again.
-            if self.checkpoints.iter().any(|x| x.id == cp.id) {
-                return Err(StoreError::StateConflict {
-                    agent: cp.agent.clone(),
-                });
-            }
-            self.checkpoints.push(Arc::new(cp.clone()));
-        }
-        for (id, change) in &c.sessions {
-            self.update_session(id, change)?;
-        }
-        for draft in c.document_drafts() {
-            self.save_document(&draft);
-        }
-        if let Some(r) = &c.compaction {
-            self.last_compaction += 1;
-            self.compactions.push(Arc::new(Keyed {
-                key: self.last_compaction,
-                row: r.clone(),
-            }));
-        }
-        if !c.hot_restore.is_empty() {
-            for h in &c.hot_restore {
-                if let Some(item) = self.hot_items.iter_mut().find(|i| i.id == h.id) {
-                    let item = Arc::make_mut(item);
-                    item.text = h.text.clone();
-                    item.detail = h.detail.clone();
-                    item.priority = h.priority;
-                    item.status = h.status;
-                    item.version += 1;
-                    item.updated_at = c.at;
-                    let version = item.clone();
-                    self.hot_history.push(Arc::new(version));
-                }
-            }
-            self.hot_version += 1;
-        }
-        for s in &c.substitutions {
-            self.substitutions.retain(|x| x.op_seq != s.op_seq);
-            self.substitutions.push(Arc::new(s.clone()));
-        }
-        for a in &c.artifacts {
-            self.artifacts.retain(|x| x.path != a.path);
-            self.artifacts.push(Arc::new(a.clone()));
-        }
-        c.operation
-            .as_ref()
-            .map(|op| self.insert_operation(op))
-            .transpose()
+    fn bump_hot_version(&mut self) -> StoreResult<()> {
+        self.0.hot_version += 1;
+        Ok(())
+    }
+
+    fn write_substitution(&mut self, s: &Substitution, _: Timestamp) -> StoreResult<()> {
+        self.0.substitutions.retain(|x| x.op_seq != s.op_seq);
+        self.0.substitutions.push(Arc::new(s.clone()));
+        Ok(())
+    }
+
+    fn write_artifact(&mut self, a: &Artifact, _: Timestamp) -> StoreResult<()> {
+        self.0.artifacts.retain(|x| x.path != a.path);
+        self.0.artifacts.push(Arc::new(a.clone()));
+        Ok(())
+    }
+
+    fn insert_operation(&mut self, op: &OperationDraft) -> StoreResult<Operation> {
+        self.0.insert_operation(op)
     }
 }
 
@@ -314,7 +323,8 @@ impl EngineStore for InMemoryStore {
     }
 
     fn commit(&self, c: &EngineCommit) -> StoreResult<Option<Operation>> {
-        self.write(|t| t.apply(c))
+        let state = c.state_row()?;
+        self.write(|t| c.apply(state.as_ref(), &mut Committing(t)))
     }
 
     fn forgettings(&self, limit: usize) -> StoreResult<Vec<ForgetAudit>> {

@@ -17,6 +17,7 @@
 mod actions;
 pub mod checkpoint;
 mod checkpointing;
+mod commit;
 mod config;
 mod context;
 mod ending;
@@ -41,6 +42,7 @@ use std::sync::{Mutex, MutexGuard};
 
 pub use checkpoint::{Checkpoint, CheckpointError};
 pub use checkpointing::Resumed;
+pub use commit::CommitWrites;
 pub use context::ContextRequest;
 pub use ending::Compaction;
 pub use history::DatedMessage;
@@ -48,7 +50,8 @@ pub use live::{LiveCaps, LiveContext};
 pub use optimizing::OptimizeReport;
 pub use state::{ACTION_KIND, Calibration, EngineState, LiveTotals};
 pub use store::{
-    CompactionRecord, EngineCommit, EngineStore, HotRestore, StoredCheckpoint, state_conflict,
+    CompactionRecord, EngineCommit, EngineStore, HotRestore, StateRow, StoredCheckpoint,
+    state_conflict,
 };
 pub use summary::SessionReport;
 
