@@ -383,14 +383,15 @@ pub fn search_finds_every_tier<B: Backend>(b: &B) {
         None,
     )
     .unwrap();
-    m.create_entity(&NewEntity {
-        kind: EntityKind::Task,
-        title: "Move kestrel to the new cluster".into(),
-        description: None,
-        priority: None,
-        parent: None,
-    })
-    .unwrap();
+    let task = m
+        .create_entity(&NewEntity {
+            kind: EntityKind::Task,
+            title: "Move kestrel to the new cluster".into(),
+            description: None,
+            priority: None,
+            parent: None,
+        })
+        .unwrap();
     let s = m.store();
     let hits = s
         .search("kestrel", 10, &mnemon_core::assemble::retrieve::ALL_SOURCES)
@@ -447,6 +448,24 @@ pub fn search_finds_every_tier<B: Backend>(b: &B) {
             s.last_row(HitSource::Operation).unwrap(),
             s.last_row(HitSource::Message).unwrap()
         ]
+    );
+    // A deleted entity leaves search and retrieval alike: its record is not
+    // read back by key, as a stored vector or a posting would ask for it.
+    let row = hits
+        .iter()
+        .find(|h| h.source == HitSource::Entity)
+        .map(|h| h.row)
+        .unwrap();
+    assert_eq!(s.records(HitSource::Entity, &[row]).unwrap().len(), 1);
+    m.delete_entity(task.number).unwrap();
+    assert!(
+        s.records(HitSource::Entity, &[row]).unwrap().is_empty(),
+        "a deleted entity is not retrieved"
+    );
+    assert!(
+        s.search("kestrel", 10, &[HitSource::Entity])
+            .unwrap()
+            .is_empty()
     );
 }
 

@@ -14,7 +14,8 @@ use mnemon_core::memory::{
 
 use crate::memory;
 
-fn task(title: &str) -> NewEntity {
+/// A task entity titled `title`, with nothing else set.
+pub fn new_task(title: &str) -> NewEntity {
     NewEntity {
         kind: EntityKind::Task,
         title: title.into(),
@@ -24,7 +25,8 @@ fn task(title: &str) -> NewEntity {
     }
 }
 
-fn logged<S: Store>(m: &Memory<S>, kind: &str) -> usize {
+/// How many operations of `kind` the store holds.
+pub fn operations_of_kind<S: Store>(m: &Memory<S>, kind: &str) -> usize {
     m.store()
         .operations(&OperationQuery {
             kind: Some(kind.into()),
@@ -34,7 +36,8 @@ fn logged<S: Store>(m: &Memory<S>, kind: &str) -> usize {
         .len()
 }
 
-fn tasks<S: Store>(m: &Memory<S>) -> usize {
+/// How many live entities the store holds.
+pub fn entity_count<S: Store>(m: &Memory<S>) -> usize {
     m.store().entities(&EntityQuery::default()).unwrap().len()
 }
 
@@ -43,7 +46,7 @@ pub fn a_failed_unit_leaves_no_row_and_no_operation<S: Store>(fresh: &dyn Fn() -
     let err = m
         .store()
         .atomically(|| {
-            m.create_entity(&task("first"))?;
+            m.create_entity(&new_task("first"))?;
             m.add_hot(HotKind::Constraint, "stay under budget", None, None, None)?;
             // Refused by the memory layer after two writes went through.
             m.record(NewOperation {
@@ -53,12 +56,12 @@ pub fn a_failed_unit_leaves_no_row_and_no_operation<S: Store>(fresh: &dyn Fn() -
         })
         .unwrap_err();
     assert!(matches!(err, StoreError::Invalid(_)), "{err}");
-    assert_eq!(tasks(&m), 0);
-    assert_eq!(logged(&m, "entity_created"), 0);
+    assert_eq!(entity_count(&m), 0);
+    assert_eq!(operations_of_kind(&m, "entity_created"), 0);
     assert!(m.hot().unwrap().items.is_empty());
     // The next write starts clean and takes the number the unit gave back.
-    assert_eq!(m.create_entity(&task("second")).unwrap().number, 1);
-    assert_eq!(logged(&m, "entity_created"), 1);
+    assert_eq!(m.create_entity(&new_task("second")).unwrap().number, 1);
+    assert_eq!(operations_of_kind(&m, "entity_created"), 1);
 }
 
 pub fn other_threads_never_read_half_of_a_unit<S: Store + 'static>(fresh: &dyn Fn() -> S) {
@@ -70,16 +73,16 @@ pub fn other_threads_never_read_half_of_a_unit<S: Store + 'static>(fresh: &dyn F
         std::thread::spawn(move || {
             started.wait();
             // Asked while the unit holds its first entity uncommitted.
-            let seen = tasks(&m);
+            let seen = entity_count(&m);
             (seen, finished.load(Ordering::SeqCst))
         })
     };
     m.store()
         .atomically(|| {
-            m.create_entity(&task("one"))?;
+            m.create_entity(&new_task("one"))?;
             started.wait();
             std::thread::sleep(std::time::Duration::from_millis(50));
-            m.create_entity(&task("two"))?;
+            m.create_entity(&new_task("two"))?;
             finished.store(true, Ordering::SeqCst);
             Ok(())
         })

@@ -22,6 +22,7 @@
 
 use std::path::Path;
 
+pub mod sources;
 pub mod sql;
 
 pub use crate::assemble::seam::{SearchStore, VectorStore};

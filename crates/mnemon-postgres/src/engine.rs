@@ -54,21 +54,6 @@ fn lim(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-impl PgStore {
-    fn stored_artifacts(&self, path: Option<&str>) -> StoreResult<Vec<Artifact>> {
-        let rows = self.db()?.query(
-            &format!(
-                "SELECT {ARTIFACT_COLUMNS} FROM artifacts
-                 WHERE project_id = $1 AND ($2::text IS NULL OR path = $2) ORDER BY path COLLATE \"C\""
-            ),
-            &[&self.project(), &path],
-        )?;
-        rows.iter()
-            .map(|r| sure(StoredArtifact::read(&Cols(r))).artifact())
-            .collect()
-    }
-}
-
 impl EngineStore for PgStore {
     fn engine_state(&self, agent: &str) -> StoreResult<Option<EngineState>> {
         let row = self.db()?.opt(
@@ -243,7 +228,16 @@ impl EngineStore for PgStore {
     }
 
     fn read_artifacts(&self, path: Option<&str>) -> StoreResult<Vec<Artifact>> {
-        self.stored_artifacts(path)
+        let rows = self.db()?.query(
+            &format!(
+                "SELECT {ARTIFACT_COLUMNS} FROM artifacts
+                 WHERE project_id = $1 AND ($2::text IS NULL OR path = $2) ORDER BY path COLLATE \"C\""
+            ),
+            &[&self.project(), &path],
+        )?;
+        rows.iter()
+            .map(|r| sure(StoredArtifact::read(&Cols(r))).artifact())
+            .collect()
     }
 
     fn forgettings(&self, limit: usize) -> StoreResult<Vec<ForgetAudit>> {

@@ -5,20 +5,20 @@ use mnemon_core::assemble::semantic::{Quantized, StoredVector, VectorStore};
 use mnemon_core::memory::{Page, StoreResult};
 
 use crate::PgStore;
-use crate::search::Source;
+use crate::search::source;
 
 /// The records of `source` (of this project, that retrieval can show) above
 /// `$2` with no vector of model `$3`.
-fn unembedded_sql(source: HitSource, select: &str, tail: &str) -> StoreResult<String> {
-    let src = Source::of(source);
-    let name = source.vector_name()?;
+fn unembedded_sql(kind: HitSource, select: &str, tail: &str) -> StoreResult<String> {
+    let src = source(kind);
+    let name = kind.vector_name()?;
     Ok(format!(
         "SELECT {select} FROM {table} WHERE {key} > $2 AND {filter} AND NOT EXISTS
            (SELECT 1 FROM vectors v WHERE v.model = $3 AND v.source = '{name}' AND v.record = {key})
          {tail}",
         table = src.table,
         key = src.key,
-        filter = src.filter,
+        filter = src.filter("$1"),
     ))
 }
 
@@ -76,10 +76,10 @@ impl VectorStore for PgStore {
             .collect())
     }
 
-    fn unembedded(&self, model: &str, source: HitSource, page: Page) -> StoreResult<Vec<i64>> {
+    fn unembedded(&self, model: &str, kind: HitSource, page: Page) -> StoreResult<Vec<i64>> {
         let Page { after, limit } = page;
-        let key = Source::of(source).key;
-        let sql = unembedded_sql(source, key, &format!("ORDER BY {key} LIMIT $4"))?;
+        let key = &source(kind).key;
+        let sql = unembedded_sql(kind, key, &format!("ORDER BY {key} LIMIT $4"))?;
         let rows = self.db()?.query(
             &sql,
             &[
@@ -92,8 +92,8 @@ impl VectorStore for PgStore {
         Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
-    fn unembedded_count(&self, model: &str, source: HitSource) -> StoreResult<u64> {
-        let sql = unembedded_sql(source, "count(*)", "")?;
+    fn unembedded_count(&self, model: &str, kind: HitSource) -> StoreResult<u64> {
+        let sql = unembedded_sql(kind, "count(*)", "")?;
         let n: i64 = self
             .db()?
             .one(&sql, &[&self.project(), &0i64, &model])?

@@ -7,20 +7,20 @@ use mnemon_core::memory::{Page, StoreResult};
 use rusqlite::{named_params, params};
 
 use crate::SqliteStore;
-use crate::search::Source;
+use crate::search::source;
 
 /// The records of `source` (of this project, that retrieval can show) above
 /// `:after` with no vector of `:model`.
-fn unembedded_sql(source: HitSource, select: &str, tail: &str) -> StoreResult<String> {
-    let src = Source::of(source);
-    let name = source.vector_name()?;
+fn unembedded_sql(kind: HitSource, select: &str, tail: &str) -> StoreResult<String> {
+    let src = source(kind);
+    let name = kind.vector_name()?;
     Ok(format!(
         "SELECT {select} FROM {table} WHERE {key} > :after AND {filter} AND NOT EXISTS
            (SELECT 1 FROM vectors v WHERE v.model = :model AND v.source = '{name}' AND v.record = {key})
          {tail}",
         table = src.table,
         key = src.key,
-        filter = src.filter.replace("?2", ":project"),
+        filter = src.filter(":project"),
     ))
 }
 
@@ -91,10 +91,10 @@ impl VectorStore for SqliteStore {
             .collect())
     }
 
-    fn unembedded(&self, model: &str, source: HitSource, page: Page) -> StoreResult<Vec<i64>> {
+    fn unembedded(&self, model: &str, kind: HitSource, page: Page) -> StoreResult<Vec<i64>> {
         let Page { after, limit } = page;
-        let key = Source::of(source).key;
-        let sql = unembedded_sql(source, key, &format!("ORDER BY {key} LIMIT :limit"))?;
+        let key = &source(kind).key;
+        let sql = unembedded_sql(kind, key, &format!("ORDER BY {key} LIMIT :limit"))?;
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
         stmt.query_map(
@@ -110,8 +110,8 @@ impl VectorStore for SqliteStore {
         .map_err(|e| self.err(e))
     }
 
-    fn unembedded_count(&self, model: &str, source: HitSource) -> StoreResult<u64> {
-        let sql = unembedded_sql(source, "count(*)", "")?;
+    fn unembedded_count(&self, model: &str, kind: HitSource) -> StoreResult<u64> {
+        let sql = unembedded_sql(kind, "count(*)", "")?;
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
         stmt.query_row(

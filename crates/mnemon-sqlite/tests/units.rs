@@ -9,12 +9,9 @@
     reason = "tests: a panic with its message is the failure report"
 )]
 
-use mnemon_conformance::{SteppingClock, T0, engine};
+use mnemon_conformance::{SteppingClock, T0, engine, entity_count, new_task, operations_of_kind};
 use mnemon_core::engine::Engine;
-use mnemon_core::memory::{
-    Atomically, EntityKind, EntityQuery, EntityStore, NewEntity, OperationLog, OperationQuery,
-    StoreResult,
-};
+use mnemon_core::memory::{Atomically, StoreResult};
 use mnemon_sqlite::SqliteStore;
 
 fn fresh(path: &std::path::Path) -> Engine<SqliteStore> {
@@ -26,35 +23,6 @@ fn fresh(path: &std::path::Path) -> Engine<SqliteStore> {
     )
 }
 
-fn task(title: &str) -> NewEntity {
-    NewEntity {
-        kind: EntityKind::Task,
-        title: title.into(),
-        description: None,
-        priority: None,
-        parent: None,
-    }
-}
-
-fn logged(e: &Engine<SqliteStore>, kind: &str) -> usize {
-    e.memory()
-        .store()
-        .operations(&OperationQuery {
-            kind: Some(kind.into()),
-            ..OperationQuery::default()
-        })
-        .unwrap()
-        .len()
-}
-
-fn tasks(e: &Engine<SqliteStore>) -> usize {
-    e.memory()
-        .store()
-        .entities(&EntityQuery::default())
-        .unwrap()
-        .len()
-}
-
 #[test]
 fn a_unit_that_panics_is_rolled_back_and_the_store_still_works() {
     let dir = tempfile::tempdir().unwrap();
@@ -63,18 +31,18 @@ fn a_unit_that_panics_is_rolled_back_and_the_store_still_works() {
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         m.store()
             .atomically(|| -> StoreResult<()> {
-                m.create_entity(&task("lost"))?;
+                m.create_entity(&new_task("lost"))?;
                 panic!("the caller's code failed mid-unit");
             })
             .ok();
     }));
     assert!(caught.is_err());
-    assert_eq!(tasks(&e), 0);
-    assert_eq!(logged(&e, "entity_created"), 0);
-    m.create_entity(&task("kept")).unwrap();
+    assert_eq!(entity_count(e.memory()), 0);
+    assert_eq!(operations_of_kind(e.memory(), "entity_created"), 0);
+    m.create_entity(&new_task("kept")).unwrap();
     // Committed for good: a second connection sees it.
     let other = fresh(&dir.path().join("mnemon.db"));
-    assert_eq!(tasks(&other), 1);
+    assert_eq!(entity_count(other.memory()), 1);
 }
 
 #[test]
@@ -86,12 +54,12 @@ fn a_committed_unit_is_visible_to_another_connection_whole() {
     m.store()
         .atomically(|| {
             for t in ["login", "signup", "MFA"] {
-                m.create_entity(&task(t))?;
+                m.create_entity(&new_task(t))?;
             }
             Ok(())
         })
         .unwrap();
     let other = fresh(&path);
-    assert_eq!(tasks(&other), 3);
-    assert_eq!(logged(&other, "entity_created"), 3);
+    assert_eq!(entity_count(other.memory()), 3);
+    assert_eq!(operations_of_kind(other.memory(), "entity_created"), 3);
 }
