@@ -1,10 +1,8 @@
 //! Decision records: the full record as JSON, with its status and
 //! supersession as columns so lifecycle changes are checked in SQL.
 
-use mnemon_core::memory::{
-    DecisionRecord, DecisionStore, StatusWrite, StoreError, StoreResult, decision_id,
-    drawn_decision_id,
-};
+use mnemon_core::memory::{DecisionRecord, DecisionStore, StatusWrite, StoreResult, decision_id};
+use mnemon_core::store::sql;
 
 use crate::client::Db;
 use crate::text::words;
@@ -27,12 +25,9 @@ fn read(db: &Db, project: &str, id: &str) -> StoreResult<DecisionRecord> {
 
 impl PgStore {
     fn insert_decision_in(&self, db: &Db, draft: &DecisionRecord) -> StoreResult<DecisionRecord> {
-        // Eight hex digits can collide: a taken id inserts nothing, and we
-        // draw again (a failed statement would abort the transaction).
-        for _ in 0..8 {
-            let mut r = draft.clone();
-            r.id = drawn_decision_id(&new_id());
-            let json = serde_json::to_string(&r).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        // A taken id inserts nothing (a failed statement would abort the
+        // transaction), and core draws again.
+        sql::insert_drawn_decision(draft, new_id, |r, json| {
             let indexed = words(&format!("{} {json}", r.title));
             let n = db.exec(
                 "INSERT INTO decisions (id, project_id, title, record, status, superseded_by, agent, created_at, tsv)
@@ -49,13 +44,8 @@ impl PgStore {
                     &indexed,
                 ],
             )?;
-            if n == 1 {
-                return Ok(r);
-            }
-        }
-        Err(StoreError::Backend(
-            "could not draw a unique decision id".into(),
-        ))
+            Ok(n == 1)
+        })
     }
 }
 

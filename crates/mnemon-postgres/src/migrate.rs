@@ -3,6 +3,7 @@
 //! migration leaves the schema as it was.
 
 use mnemon_core::memory::{StoreError, StoreResult};
+use mnemon_core::store::sql;
 
 use crate::client::{Db, Tx, block};
 use crate::error::map_err;
@@ -71,25 +72,10 @@ fn check_ours(db: &Db, shown: &str) -> StoreResult<bool> {
         )));
     }
     let tables = tables(db)?;
-    let ours = tables.iter().any(|t| t == "schema_migrations");
-    if !ours && !tables.is_empty() {
-        return Err(StoreError::Foreign {
-            path: shown.to_string(),
-            reason: format!(
-                "its schema holds other tables ({}) and no mnemon schema; give mnemon a schema or database of its own",
-                tables.join(", ")
-            ),
-        });
-    }
-    if ours {
+    let advice = "; give mnemon a schema or database of its own";
+    if sql::tables_are_ours(&tables, shown, "its schema holds", advice)? {
         let current = current_version(db)?;
-        if current > LATEST_SCHEMA {
-            return Err(StoreError::NewerSchema {
-                path: shown.to_string(),
-                found: current,
-                supported: LATEST_SCHEMA,
-            });
-        }
+        sql::not_newer(current, LATEST_SCHEMA, shown)?;
         return Ok(current == LATEST_SCHEMA);
     }
     Ok(false)

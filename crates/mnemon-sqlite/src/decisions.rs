@@ -1,10 +1,8 @@
 //! Decision records. The full record is stored as JSON, with its status and
 //! supersession as columns so lifecycle changes are checked in SQL.
 
-use mnemon_core::memory::{
-    DecisionRecord, DecisionStore, StatusWrite, StoreError, StoreResult, decision_id,
-    drawn_decision_id,
-};
+use mnemon_core::memory::{DecisionRecord, DecisionStore, StatusWrite, StoreResult, decision_id};
+use mnemon_core::store::sql;
 use rusqlite::{Connection, params};
 
 use crate::{SqliteStore, new_id, resolve_id};
@@ -30,28 +28,22 @@ fn read(conn: &Connection, path: &str, project: &str, id: &str) -> StoreResult<D
 
 impl SqliteStore {
     fn insert(&self, tx: &Connection, draft: &DecisionRecord) -> StoreResult<DecisionRecord> {
-        // Eight hex digits can collide; the UNIQUE constraint tells us, and we draw again.
-        for _ in 0..8 {
-            let mut r = draft.clone();
-            r.id = drawn_decision_id(&new_id());
-            let json = serde_json::to_string(&r).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        // A taken id breaks the UNIQUE constraint, and core draws again.
+        sql::insert_drawn_decision(draft, new_id, |r, json| {
             let res = tx.execute(
                 "INSERT INTO decisions (id, project_id, title, record, status, superseded_by, agent, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![r.id, self.project_id, r.title, json, r.status.name(), r.superseded_by, r.agent, r.timestamp.0],
             );
             match res {
-                Ok(_) => return Ok(r),
+                Ok(_) => Ok(true),
                 Err(rusqlite::Error::SqliteFailure(f, _))
                     if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE =>
                 {
-                    continue;
+                    Ok(false)
                 }
-                Err(e) => return Err(self.err(e)),
+                Err(e) => Err(self.err(e)),
             }
-        }
-        Err(StoreError::Backend(
-            "could not draw a unique decision id".into(),
-        ))
+        })
     }
 }
 

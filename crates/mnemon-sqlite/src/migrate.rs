@@ -1,6 +1,7 @@
 //! Numbered, append-only migrations, each applied in its own transaction.
 
-use mnemon_core::memory::{StoreError, StoreResult};
+use mnemon_core::memory::StoreResult;
+use mnemon_core::store::sql;
 use rusqlite::Connection;
 
 use crate::error::map_err;
@@ -68,17 +69,7 @@ pub(crate) fn check_ours(conn: &Connection, path: &str) -> StoreResult<()> {
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
         .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
         .map_err(e)?;
-    let ours = tables.iter().any(|t| t == "schema_migrations");
-    if !ours && !tables.is_empty() {
-        return Err(StoreError::Foreign {
-            path: path.to_string(),
-            reason: format!(
-                "it holds other tables ({}) and no mnemon schema",
-                tables.join(", ")
-            ),
-        });
-    }
-    if ours {
+    if sql::tables_are_ours(&tables, path, "it holds", "")? {
         let current: i64 = conn
             .query_row(
                 "SELECT coalesce(max(version), 0) FROM schema_migrations",
@@ -86,13 +77,7 @@ pub(crate) fn check_ours(conn: &Connection, path: &str) -> StoreResult<()> {
                 |r| r.get(0),
             )
             .map_err(e)?;
-        if current > LATEST_SCHEMA {
-            return Err(StoreError::NewerSchema {
-                path: path.to_string(),
-                found: current,
-                supported: LATEST_SCHEMA,
-            });
-        }
+        sql::not_newer(current, LATEST_SCHEMA, path)?;
     }
     Ok(())
 }

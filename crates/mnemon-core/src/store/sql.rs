@@ -6,9 +6,9 @@
 
 use crate::importance::Role;
 use crate::memory::{
-    DocKind, Document, Entity, EntityKind, HotItem, HotKind, HotStatus, Message, MessageDraft,
-    MessageQuery, Operation, OperationDraft, OperationQuery, Phase, Priority, Session,
-    SessionStatus, StoreError, StoreResult, Timestamp,
+    DecisionRecord, DocKind, Document, Entity, EntityKind, HotItem, HotKind, HotStatus, Message,
+    MessageDraft, MessageQuery, Operation, OperationDraft, OperationQuery, Phase, Priority,
+    Session, SessionStatus, StoreError, StoreResult, Timestamp, drawn_decision_id,
 };
 use crate::optimize::{Artifact, Replacement, Substitution, Technique};
 
@@ -373,4 +373,61 @@ impl MessageDraft {
             created_at: self.created_at,
         }
     }
+}
+
+/// Whether `tables`, everything a database or schema holds, are mnemon's:
+/// `true` when its migrations table is there, `false` when there are no
+/// tables yet. Another program's tables are refused as [`StoreError::Foreign`],
+/// `holds` saying where they are ("it holds", "its schema holds") and
+/// `advice` what to do.
+pub fn tables_are_ours(
+    tables: &[String],
+    place: &str,
+    holds: &str,
+    advice: &str,
+) -> StoreResult<bool> {
+    let ours = tables.iter().any(|t| t == "schema_migrations");
+    if !ours && !tables.is_empty() {
+        return Err(StoreError::Foreign {
+            path: place.to_string(),
+            reason: format!(
+                "{holds} other tables ({}) and no mnemon schema{advice}",
+                tables.join(", ")
+            ),
+        });
+    }
+    Ok(ours)
+}
+
+/// Refuses a schema a newer mnemon wrote: this build would misread it.
+pub fn not_newer(found: i64, supported: i64, place: &str) -> StoreResult<()> {
+    if found > supported {
+        return Err(StoreError::NewerSchema {
+            path: place.to_string(),
+            found,
+            supported,
+        });
+    }
+    Ok(())
+}
+
+/// A new decision under a freshly drawn id (from `uuid`), with its JSON,
+/// drawn again while `insert` answers that the id is taken: eight hex
+/// digits can collide.
+pub fn insert_drawn_decision(
+    draft: &DecisionRecord,
+    uuid: impl Fn() -> String,
+    mut insert: impl FnMut(&DecisionRecord, &str) -> StoreResult<bool>,
+) -> StoreResult<DecisionRecord> {
+    for _ in 0..8 {
+        let mut r = draft.clone();
+        r.id = drawn_decision_id(&uuid());
+        let json = serde_json::to_string(&r).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        if insert(&r, &json)? {
+            return Ok(r);
+        }
+    }
+    Err(StoreError::Backend(
+        "could not draw a unique decision id".into(),
+    ))
 }
