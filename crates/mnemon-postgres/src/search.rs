@@ -4,7 +4,7 @@ use mnemon_core::assemble::retrieve::{Hit, HitSource, LOG_SOURCES, SearchStore};
 use std::sync::LazyLock;
 
 use mnemon_core::memory::{StoreError, StoreResult};
-use mnemon_core::store::sources::{self, Dialect, SqlSource};
+use mnemon_core::store::sources::{self, Dialect, Sources, SqlSource};
 use tokio_postgres::Row;
 
 use crate::PgStore;
@@ -18,11 +18,7 @@ const POSTGRES: Dialect = Dialect {
     json_text: |column, field| format!("({column}::jsonb) ->> '{field}'"),
 };
 
-static SOURCES: LazyLock<[SqlSource; 6]> = LazyLock::new(|| sources::sources(&POSTGRES));
-
-pub(crate) fn source(kind: HitSource) -> &'static SqlSource {
-    sources::source_of(&SOURCES, kind)
-}
+pub(crate) static SOURCES: LazyLock<Sources> = LazyLock::new(|| Sources::new(&POSTGRES));
 
 /// `$1` the project, `$2` the query, `$3` the limit; the last column
 /// is `tag`, which source in a union the row came from. The score is
@@ -76,7 +72,7 @@ fn hit(kind: HitSource, r: &Row) -> Hit {
 
 impl SearchStore for PgStore {
     fn last_row(&self, kind: HitSource) -> StoreResult<u64> {
-        let src = source(kind);
+        let src = SOURCES.of(kind);
         let last: Option<i64> = self
             .db()?
             .one(&format!("SELECT max({}) FROM {}", src.key, src.table), &[])?
@@ -89,6 +85,7 @@ impl SearchStore for PgStore {
             return Ok(Vec::new());
         };
         let wanted: Vec<(usize, &SqlSource)> = SOURCES
+            .all()
             .iter()
             .enumerate()
             .filter(|(_, s)| kinds.contains(&s.kind))
@@ -108,7 +105,7 @@ impl SearchStore for PgStore {
             .iter()
             .filter_map(|r| {
                 let tag: i32 = r.get(7);
-                let src = SOURCES.get(usize::try_from(tag).ok()?)?;
+                let src = SOURCES.all().get(usize::try_from(tag).ok()?)?;
                 Some(hit(src.kind, r))
             })
             .collect())
@@ -129,7 +126,7 @@ impl SearchStore for PgStore {
         let mut sent = Vec::new();
         for (i, (kind, term)) in asks.iter().enumerate() {
             if let Some(q) = any_word(term) {
-                sql.push_str(&postings_sql(source(*kind), &q, cap));
+                sql.push_str(&postings_sql(SOURCES.of(*kind), &q, cap));
                 sql.push_str(";\n");
                 sent.push(i);
             }
@@ -159,7 +156,7 @@ impl SearchStore for PgStore {
     }
 
     fn last_rows(&self) -> StoreResult<[u64; 2]> {
-        let [o, m] = LOG_SOURCES.map(source);
+        let [o, m] = LOG_SOURCES.map(|k| SOURCES.of(k));
         let row = self.db()?.one(
             &format!(
                 "SELECT (SELECT max({}) FROM {}), (SELECT max({}) FROM {})",
@@ -175,7 +172,7 @@ impl SearchStore for PgStore {
         if rows.is_empty() {
             return Ok(Vec::new());
         }
-        let src = source(kind);
+        let src = SOURCES.of(kind);
         let found = self
             .db()?
             .query(&records_sql(src), &[&self.project(), &rows])?;

@@ -3,24 +3,17 @@
 use mnemon_core::assemble::retrieve::HitSource;
 use mnemon_core::assemble::semantic::{Quantized, StoredVector, VectorStore};
 use mnemon_core::memory::{Page, StoreResult};
+use mnemon_core::store::sources::Marks;
 
 use crate::PgStore;
-use crate::search::source;
+use crate::search::SOURCES;
 
-/// The records of `source` (of this project, that retrieval can show) above
-/// `$2` with no vector of model `$3`.
-fn unembedded_sql(kind: HitSource, select: &str, tail: &str) -> StoreResult<String> {
-    let src = source(kind);
-    let name = kind.vector_name()?;
-    Ok(format!(
-        "SELECT {select} FROM {table} WHERE {key} > $2 AND {filter} AND NOT EXISTS
-           (SELECT 1 FROM vectors v WHERE v.model = $3 AND v.source = '{name}' AND v.record = {key})
-         {tail}",
-        table = src.table,
-        key = src.key,
-        filter = src.filter("$1"),
-    ))
-}
+/// How this backend's vector statements name their parameters.
+const MARKS: Marks<'static> = Marks {
+    project: "$1",
+    after: "$2",
+    model: "$3",
+};
 
 impl VectorStore for PgStore {
     fn put_vectors(&self, model: &str, vectors: &[StoredVector]) -> StoreResult<()> {
@@ -78,8 +71,9 @@ impl VectorStore for PgStore {
 
     fn unembedded(&self, model: &str, kind: HitSource, page: Page) -> StoreResult<Vec<i64>> {
         let Page { after, limit } = page;
-        let key = &source(kind).key;
-        let sql = unembedded_sql(kind, key, &format!("ORDER BY {key} LIMIT $4"))?;
+        let src = SOURCES.of(kind);
+        let tail = format!("ORDER BY {} LIMIT $4", src.key);
+        let sql = src.unembedded_sql(&src.key, &tail, MARKS)?;
         let rows = self.db()?.query(
             &sql,
             &[
@@ -93,7 +87,7 @@ impl VectorStore for PgStore {
     }
 
     fn unembedded_count(&self, model: &str, kind: HitSource) -> StoreResult<u64> {
-        let sql = unembedded_sql(kind, "count(*)", "")?;
+        let sql = SOURCES.of(kind).unembedded_sql("count(*)", "", MARKS)?;
         let n: i64 = self
             .db()?
             .one(&sql, &[&self.project(), &0i64, &model])?

@@ -4,7 +4,7 @@ use mnemon_core::assemble::retrieve::{Hit, HitSource, SearchStore};
 use std::sync::LazyLock;
 
 use mnemon_core::memory::StoreResult;
-use mnemon_core::store::sources::{self, Dialect, SqlSource};
+use mnemon_core::store::sources::{self, Dialect, Sources, SqlSource};
 use rusqlite::params;
 
 use crate::SqliteStore;
@@ -35,11 +35,7 @@ const SQLITE: Dialect = Dialect {
     json_text: |column, field| format!("json_extract({column}, '$.{field}')"),
 };
 
-static SOURCES: LazyLock<[SqlSource; 6]> = LazyLock::new(|| sources::sources(&SQLITE));
-
-pub(crate) fn source(kind: HitSource) -> &'static SqlSource {
-    sources::source_of(&SOURCES, kind)
-}
+pub(crate) static SOURCES: LazyLock<Sources> = LazyLock::new(|| Sources::new(&SQLITE));
 
 /// The FTS5 table that indexes `kind`'s records by their `key`.
 fn fts(kind: HitSource) -> &'static str {
@@ -98,7 +94,7 @@ fn hit(kind: HitSource) -> impl Fn(&rusqlite::Row<'_>) -> rusqlite::Result<Hit> 
 
 impl SearchStore for SqliteStore {
     fn last_row(&self, kind: HitSource) -> StoreResult<u64> {
-        let src = source(kind);
+        let src = SOURCES.of(kind);
         // The largest key: O(1) on the table's B-tree, where count(*) is
         // O(n).
         let last: Option<i64> = self
@@ -116,7 +112,7 @@ impl SearchStore for SqliteStore {
         let conn = self.conn();
         let n = i64::try_from(limit + limit / 4 + 16).unwrap_or(i64::MAX);
         let mut hits = Vec::new();
-        for src in SOURCES.iter().filter(|s| wanted.contains(&s.kind)) {
+        for src in SOURCES.all().iter().filter(|s| wanted.contains(&s.kind)) {
             let mut stmt = conn
                 .prepare_cached(&search_sql(src))
                 .map_err(|e| self.err(e))?;
@@ -152,7 +148,7 @@ impl SearchStore for SqliteStore {
         let conn = self.conn();
         // Not cached: the list makes every statement different.
         let mut stmt = conn
-            .prepare(&records_sql(source(kind), rows))
+            .prepare(&records_sql(SOURCES.of(kind), rows))
             .map_err(|e| self.err(e))?;
         stmt.query_map([&self.project_id], hit(kind))
             .and_then(|rows| rows.collect())

@@ -4,25 +4,18 @@
 use mnemon_core::assemble::retrieve::HitSource;
 use mnemon_core::assemble::semantic::{Quantized, StoredVector, VectorStore};
 use mnemon_core::memory::{Page, StoreResult};
+use mnemon_core::store::sources::Marks;
 use rusqlite::{named_params, params};
 
 use crate::SqliteStore;
-use crate::search::source;
+use crate::search::SOURCES;
 
-/// The records of `source` (of this project, that retrieval can show) above
-/// `:after` with no vector of `:model`.
-fn unembedded_sql(kind: HitSource, select: &str, tail: &str) -> StoreResult<String> {
-    let src = source(kind);
-    let name = kind.vector_name()?;
-    Ok(format!(
-        "SELECT {select} FROM {table} WHERE {key} > :after AND {filter} AND NOT EXISTS
-           (SELECT 1 FROM vectors v WHERE v.model = :model AND v.source = '{name}' AND v.record = {key})
-         {tail}",
-        table = src.table,
-        key = src.key,
-        filter = src.filter(":project"),
-    ))
-}
+/// How this backend's vector statements name their parameters.
+const MARKS: Marks<'static> = Marks {
+    project: ":project",
+    after: ":after",
+    model: ":model",
+};
 
 impl VectorStore for SqliteStore {
     fn put_vectors(&self, model: &str, vectors: &[StoredVector]) -> StoreResult<()> {
@@ -93,8 +86,9 @@ impl VectorStore for SqliteStore {
 
     fn unembedded(&self, model: &str, kind: HitSource, page: Page) -> StoreResult<Vec<i64>> {
         let Page { after, limit } = page;
-        let key = &source(kind).key;
-        let sql = unembedded_sql(kind, key, &format!("ORDER BY {key} LIMIT :limit"))?;
+        let src = SOURCES.of(kind);
+        let tail = format!("ORDER BY {} LIMIT :limit", src.key);
+        let sql = src.unembedded_sql(&src.key, &tail, MARKS)?;
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
         stmt.query_map(
@@ -111,7 +105,7 @@ impl VectorStore for SqliteStore {
     }
 
     fn unembedded_count(&self, model: &str, kind: HitSource) -> StoreResult<u64> {
-        let sql = unembedded_sql(kind, "count(*)", "")?;
+        let sql = SOURCES.of(kind).unembedded_sql("count(*)", "", MARKS)?;
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
         stmt.query_row(

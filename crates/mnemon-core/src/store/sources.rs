@@ -5,7 +5,7 @@
 //! columns), so two backends cannot disagree on what a search may return.
 
 use crate::assemble::retrieve::{Hit, HitSource};
-use crate::memory::Timestamp;
+use crate::memory::{StoreResult, Timestamp};
 use crate::store::sql::Columns;
 
 /// What SQL dialects write differently in a source's expressions.
@@ -34,11 +34,55 @@ pub struct SqlSource {
     filter: String,
 }
 
+/// How a statement names its parameters (`:after`, `$2`).
+#[derive(Debug, Clone, Copy)]
+pub struct Marks<'a> {
+    pub project: &'a str,
+    pub after: &'a str,
+    pub model: &'a str,
+}
+
 impl SqlSource {
     /// The filter with the project as the statement's parameter `project`
     /// (`?2`, `$1`, `:project`).
     pub fn filter(&self, project: &str) -> String {
         self.filter.replace("{project}", project)
+    }
+
+    /// `select` over the records of this source that retrieval can return,
+    /// above position `after`, with no vector of `model`; `tail` ends the
+    /// statement (an order and a limit). Only the logs have vectors.
+    pub fn unembedded_sql(&self, select: &str, tail: &str, m: Marks<'_>) -> StoreResult<String> {
+        let name = self.kind.vector_name()?;
+        Ok(format!(
+            "SELECT {select} FROM {table} WHERE {key} > {after} AND {filter} AND NOT EXISTS
+               (SELECT 1 FROM vectors v WHERE v.model = {model} AND v.source = '{name}' AND v.record = {key})
+             {tail}",
+            table = self.table,
+            key = self.key,
+            after = m.after,
+            model = m.model,
+            filter = self.filter(m.project),
+        ))
+    }
+}
+
+/// Every source in one dialect, rendered once.
+#[derive(Debug, Clone)]
+pub struct Sources([SqlSource; 6]);
+
+impl Sources {
+    pub fn new(dialect: &Dialect) -> Self {
+        Self(sources(dialect))
+    }
+
+    pub fn of(&self, kind: HitSource) -> &SqlSource {
+        &self.0[index(kind)]
+    }
+
+    /// In the order hits of several sources are returned.
+    pub fn all(&self) -> &[SqlSource; 6] {
+        &self.0
     }
 }
 
@@ -133,7 +177,7 @@ const TEMPLATES: [Template; 6] = [
 ];
 
 /// Every source, rendered in `dialect`, in [`index`]'s order.
-pub fn sources(dialect: &Dialect) -> [SqlSource; 6] {
+fn sources(dialect: &Dialect) -> [SqlSource; 6] {
     TEMPLATES.map(|t| {
         let importance = match t.importance {
             Weight::Column(c) => c.to_string(),
@@ -156,11 +200,6 @@ pub fn sources(dialect: &Dialect) -> [SqlSource; 6] {
             filter,
         }
     })
-}
-
-/// The source of `kind` among `sources`.
-pub fn source_of(sources: &[SqlSource; 6], kind: HitSource) -> &SqlSource {
-    &sources[index(kind)]
 }
 
 /// Where `kind` stands in [`TEMPLATES`], and so in [`sources`]' answer.
