@@ -3,17 +3,14 @@
 use mnemon_core::assemble::retrieve::HitSource;
 use mnemon_core::assemble::semantic::{Quantized, StoredVector, VectorStore};
 use mnemon_core::memory::{Page, StoreResult};
-use mnemon_core::store::sources::Marks;
 
 use crate::PgStore;
 use crate::search::SOURCES;
 
-/// How this backend's vector statements name their parameters.
-const MARKS: Marks<'static> = Marks {
-    project: "$1",
-    after: "$2",
-    model: "$3",
-};
+/// PostgreSQL's numbered parameters.
+fn mark(n: usize) -> String {
+    format!("${n}")
+}
 
 impl VectorStore for PgStore {
     fn put_vectors(&self, model: &str, vectors: &[StoredVector]) -> StoreResult<()> {
@@ -73,7 +70,7 @@ impl VectorStore for PgStore {
         let Page { after, limit } = page;
         let src = SOURCES.of(kind);
         let tail = format!("ORDER BY {} LIMIT $4", src.key);
-        let sql = src.unembedded_sql(&src.key, &tail, MARKS)?;
+        let sql = src.unembedded_sql(&src.key, &tail, mark)?;
         let rows = self.db()?.query(
             &sql,
             &[
@@ -87,7 +84,7 @@ impl VectorStore for PgStore {
     }
 
     fn unembedded_count(&self, model: &str, kind: HitSource) -> StoreResult<u64> {
-        let sql = SOURCES.of(kind).unembedded_sql("count(*)", "", MARKS)?;
+        let sql = SOURCES.of(kind).unembedded_sql("count(*)", "", mark)?;
         let n: i64 = self
             .db()?
             .one(&sql, &[&self.project(), &0i64, &model])?

@@ -4,18 +4,15 @@
 use mnemon_core::assemble::retrieve::HitSource;
 use mnemon_core::assemble::semantic::{Quantized, StoredVector, VectorStore};
 use mnemon_core::memory::{Page, StoreResult};
-use mnemon_core::store::sources::Marks;
-use rusqlite::{named_params, params};
+use rusqlite::params;
 
 use crate::SqliteStore;
 use crate::search::SOURCES;
 
-/// How this backend's vector statements name their parameters.
-const MARKS: Marks<'static> = Marks {
-    project: ":project",
-    after: ":after",
-    model: ":model",
-};
+/// SQLite's numbered parameters.
+fn mark(n: usize) -> String {
+    format!("?{n}")
+}
 
 impl VectorStore for SqliteStore {
     fn put_vectors(&self, model: &str, vectors: &[StoredVector]) -> StoreResult<()> {
@@ -87,17 +84,17 @@ impl VectorStore for SqliteStore {
     fn unembedded(&self, model: &str, kind: HitSource, page: Page) -> StoreResult<Vec<i64>> {
         let Page { after, limit } = page;
         let src = SOURCES.of(kind);
-        let tail = format!("ORDER BY {} LIMIT :limit", src.key);
-        let sql = src.unembedded_sql(&src.key, &tail, MARKS)?;
+        let tail = format!("ORDER BY {} LIMIT ?4", src.key);
+        let sql = src.unembedded_sql(&src.key, &tail, mark)?;
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
         stmt.query_map(
-            named_params! {
-                ":after": after,
-                ":model": model,
-                ":project": &self.project_id,
-                ":limit": i64::try_from(limit).unwrap_or(i64::MAX),
-            },
+            params![
+                self.project_id,
+                after,
+                model,
+                i64::try_from(limit).unwrap_or(i64::MAX)
+            ],
             |r| r.get(0),
         )
         .and_then(|rows| rows.collect())
@@ -105,17 +102,12 @@ impl VectorStore for SqliteStore {
     }
 
     fn unembedded_count(&self, model: &str, kind: HitSource) -> StoreResult<u64> {
-        let sql = SOURCES.of(kind).unembedded_sql("count(*)", "", MARKS)?;
+        let sql = SOURCES.of(kind).unembedded_sql("count(*)", "", mark)?;
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
-        stmt.query_row(
-            named_params! {
-                ":after": 0i64,
-                ":model": model,
-                ":project": &self.project_id,
-            },
-            |r| r.get::<_, i64>(0),
-        )
+        stmt.query_row(params![self.project_id, 0i64, model], |r| {
+            r.get::<_, i64>(0)
+        })
         .map(|n| n.max(0) as u64)
         .map_err(|e| self.err(e))
     }

@@ -34,14 +34,6 @@ pub struct SqlSource {
     filter: String,
 }
 
-/// How a statement names its parameters (`:after`, `$2`).
-#[derive(Debug, Clone, Copy)]
-pub struct Marks<'a> {
-    pub project: &'a str,
-    pub after: &'a str,
-    pub model: &'a str,
-}
-
 impl SqlSource {
     /// The filter with the project as the statement's parameter `project`
     /// (`?2`, `$1`, `:project`).
@@ -50,9 +42,16 @@ impl SqlSource {
     }
 
     /// `select` over the records of this source that retrieval can return,
-    /// above position `after`, with no vector of `model`; `tail` ends the
+    /// above a position, with no vector of a model; `tail` ends the
     /// statement (an order and a limit). Only the logs have vectors.
-    pub fn unembedded_sql(&self, select: &str, tail: &str, m: Marks<'_>) -> StoreResult<String> {
+    /// Parameter 1 (as `mark` writes it: `?1`, `$1`) is the project, 2 the
+    /// position, 3 the model.
+    pub fn unembedded_sql(
+        &self,
+        select: &str,
+        tail: &str,
+        mark: fn(usize) -> String,
+    ) -> StoreResult<String> {
         let name = self.kind.vector_name()?;
         Ok(format!(
             "SELECT {select} FROM {table} WHERE {key} > {after} AND {filter} AND NOT EXISTS
@@ -60,9 +59,9 @@ impl SqlSource {
              {tail}",
             table = self.table,
             key = self.key,
-            after = m.after,
-            model = m.model,
-            filter = self.filter(m.project),
+            after = mark(2),
+            model = mark(3),
+            filter = self.filter(&mark(1)),
         ))
     }
 }
