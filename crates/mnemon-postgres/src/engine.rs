@@ -157,10 +157,7 @@ impl EngineStore for PgStore {
                 &[&id, &(version as i64), &self.project()],
             )?
             .map(|r| crate::hot::from_row(&r))
-            .ok_or_else(|| StoreError::NotFound {
-                what: "hot-context item version",
-                id: format!("{id}@{version}"),
-            })
+            .ok_or_else(|| StoredCheckpoint::item_version_not_found(id, version))
     }
 
     fn checkpoint(&self, id: &str) -> StoreResult<StoredCheckpoint> {
@@ -170,10 +167,7 @@ impl EngineStore for PgStore {
                 &[&id.trim(), &self.project()],
             )?
             .map(|r| checkpoint_row(&r))
-            .ok_or_else(|| StoreError::NotFound {
-                what: "checkpoint",
-                id: id.to_string(),
-            })
+            .ok_or_else(|| StoredCheckpoint::not_found(id))
     }
 
     fn checkpoints(&self, n: usize) -> StoreResult<Vec<StoredCheckpoint>> {

@@ -219,10 +219,7 @@ impl EngineStore for SqliteStore {
         )
         .optional()
         .map_err(|e| self.err(e))?
-        .ok_or_else(|| StoreError::NotFound {
-            what: "hot-context item version",
-            id: format!("{id}@{version}"),
-        })
+        .ok_or_else(|| StoredCheckpoint::item_version_not_found(id, version))
     }
 
     fn checkpoint(&self, id: &str) -> StoreResult<StoredCheckpoint> {
@@ -234,10 +231,7 @@ impl EngineStore for SqliteStore {
         )
         .optional()
         .map_err(|e| self.err(e))?
-        .ok_or_else(|| StoreError::NotFound {
-            what: "checkpoint",
-            id: id.to_string(),
-        })
+        .ok_or_else(|| StoredCheckpoint::not_found(id))
     }
 
     fn checkpoints(&self, n: usize) -> StoreResult<Vec<StoredCheckpoint>> {

@@ -246,10 +246,7 @@ impl EngineStore for InMemoryStore {
                     parent_id: item.parent_id.clone(),
                     ..HotItem::clone(then)
                 }),
-                _ => Err(StoreError::NotFound {
-                    what: "hot-context item version",
-                    id: format!("{id}@{version}"),
-                }),
+                _ => Err(StoredCheckpoint::item_version_not_found(id, version)),
             }
         })
     }
@@ -260,10 +257,7 @@ impl EngineStore for InMemoryStore {
                 .iter()
                 .find(|c| c.id == id.trim())
                 .map(|c| StoredCheckpoint::clone(c))
-                .ok_or_else(|| StoreError::NotFound {
-                    what: "checkpoint",
-                    id: id.to_string(),
-                })
+                .ok_or_else(|| StoredCheckpoint::not_found(id))
         })
     }
 

@@ -22,6 +22,25 @@ pub struct StoredCheckpoint {
     pub json: String,
 }
 
+impl StoredCheckpoint {
+    /// The error for a checkpoint id no store holds.
+    pub fn not_found(id: &str) -> StoreError {
+        StoreError::NotFound {
+            what: "checkpoint",
+            id: id.to_string(),
+        }
+    }
+
+    /// The error for an item version, as checkpoints name them, that no
+    /// store's history holds.
+    pub fn item_version_not_found(item: &str, version: u64) -> StoreError {
+        StoreError::NotFound {
+            what: "hot-context item version",
+            id: format!("{item}@{version}"),
+        }
+    }
+}
+
 /// The audit of one compaction, kept for `mnemon compact` and for finding
 /// where a dropped item's original lives.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
