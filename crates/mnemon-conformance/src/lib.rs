@@ -63,6 +63,23 @@ pub fn memory<S: Store>(store: S, agent: &str) -> Memory<S> {
     )
 }
 
+/// Records an operation of `kind` holding `text`, counted as 10 tokens,
+/// and returns its position.
+#[allow(
+    clippy::unwrap_used,
+    reason = "a test helper: a failed write is the failure report"
+)]
+pub fn record_note<S: Store>(m: &Memory<S>, kind: &str, text: &str) -> i64 {
+    m.record(mnemon_core::memory::NewOperation {
+        kind: kind.into(),
+        data: serde_json::json!({ "text": text }),
+        tokens: Some(10),
+        ..mnemon_core::memory::NewOperation::default()
+    })
+    .unwrap()
+    .seq
+}
+
 /// Every check, in order.
 pub fn run_all<S: Store + 'static>(fresh: &dyn Fn() -> S) {
     operations_round_trip(fresh);

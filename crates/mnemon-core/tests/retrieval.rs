@@ -9,12 +9,10 @@
 )]
 
 use mnemon_conformance::InMemoryStore;
-use mnemon_conformance::{SteppingClock, T0, engine};
+use mnemon_conformance::{SteppingClock, T0, engine, record_note};
 use mnemon_core::assemble::postings::{POSTINGS, last_rows, read_word, score_log};
 use mnemon_core::assemble::retrieve::{HitSource, SearchStore};
 use mnemon_core::engine::Engine;
-use mnemon_core::memory::NewOperation;
-use serde_json::json;
 
 fn fresh() -> Engine<InMemoryStore> {
     engine(
@@ -26,15 +24,7 @@ fn fresh() -> Engine<InMemoryStore> {
 }
 
 fn note(e: &Engine<InMemoryStore>, kind: &str, text: &str) -> i64 {
-    e.memory()
-        .record(NewOperation {
-            kind: kind.into(),
-            data: json!({ "text": text }),
-            tokens: Some(10),
-            ..NewOperation::default()
-        })
-        .unwrap()
-        .seq
+    record_note(e.memory(), kind, text)
 }
 
 #[test]

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 mod common;
 
-use common::start;
+use common::{Api, start};
 
 async fn send(rb: reqwest::RequestBuilder, want: StatusCode) -> Value {
     let r = rb.send().await.unwrap();
@@ -29,19 +29,16 @@ async fn send(rb: reqwest::RequestBuilder, want: StatusCode) -> Value {
 async fn entities_search_sessions_checkpoints_compact_optimize_documents() {
     let dir = tempfile::tempdir().unwrap();
     let (srv, token) = start(dir.path()).await;
-    let c = reqwest::Client::new();
-    let url = |p: &str| format!("{}/v1/projects/default/{p}", srv.base);
-    let get = |p: &str| c.get(url(p)).bearer_auth(&token);
-    let post = |p: &str, b: Value| c.post(url(p)).bearer_auth(&token).json(&b);
+    let api = Api::new(&srv, &token);
 
     let epic = send(
-        post("entities", json!({"kind": "epic", "title": "Login"})),
+        api.post("entities", json!({"kind": "epic", "title": "Login"})),
         StatusCode::CREATED,
     )
     .await;
     let n = epic["number"].as_u64().unwrap();
     let task = send(
-        post(
+        api.post(
             "entities",
             json!({"kind": "task", "title": "Validate e-mail addresses", "parent": n, "priority": 1}),
         ),
@@ -49,24 +46,18 @@ async fn entities_search_sessions_checkpoints_compact_optimize_documents() {
     )
     .await;
     let t = task["number"].as_u64().unwrap();
-    let listed = send(get("entities?kind=task"), StatusCode::OK).await;
+    let listed = send(api.get("entities?kind=task"), StatusCode::OK).await;
     assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
     let patched = send(
-        c.patch(url(&format!("entities/{t}")))
-            .bearer_auth(&token)
-            .json(&json!({"status": "done"})),
+        api.patch(&format!("entities/{t}"), json!({"status": "done"})),
         StatusCode::OK,
     )
     .await;
     assert_eq!(patched["status"], "completed", "{patched}");
-    let one = send(get(&format!("entities/%23{t}")), StatusCode::OK).await;
+    let one = send(api.get(&format!("entities/%23{t}")), StatusCode::OK).await;
     assert_eq!(one["title"], "Validate e-mail addresses");
-    send(
-        c.delete(url(&format!("entities/{t}"))).bearer_auth(&token),
-        StatusCode::OK,
-    )
-    .await;
-    let gone = send(get(&format!("entities/{t}")), StatusCode::BAD_REQUEST).await;
+    send(api.delete(&format!("entities/{t}")), StatusCode::OK).await;
+    let gone = send(api.get(&format!("entities/{t}")), StatusCode::BAD_REQUEST).await;
     assert!(
         gone["error"]["message"]
             .as_str()
@@ -76,7 +67,7 @@ async fn entities_search_sessions_checkpoints_compact_optimize_documents() {
     );
 
     send(
-        post(
+        api.post(
             "messages",
             json!({"role": "user", "content": "Where do the TLS certificates live?"}),
         ),
@@ -84,20 +75,20 @@ async fn entities_search_sessions_checkpoints_compact_optimize_documents() {
     )
     .await;
     send(
-        post(
+        api.post(
             "operations",
             json!({"type": "note", "data": {"text": "TLS certificates live in /etc/ssl/edge"}}),
         ),
         StatusCode::CREATED,
     )
     .await;
-    let msgs = send(get("messages?limit=5"), StatusCode::OK).await;
+    let msgs = send(api.get("messages?limit=5"), StatusCode::OK).await;
     assert_eq!(msgs.as_array().unwrap().len(), 1);
-    let hits = send(get("search?q=certificates&limit=5"), StatusCode::OK).await;
+    let hits = send(api.get("search?q=certificates&limit=5"), StatusCode::OK).await;
     assert!(hits.as_array().unwrap().len() >= 2, "{hits}");
 
     let d = send(
-        post(
+        api.post(
             "decisions",
             json!({"title": "Edge TLS", "context": "certs rotate", "decision": "use the edge store"}),
         ),
@@ -105,27 +96,27 @@ async fn entities_search_sessions_checkpoints_compact_optimize_documents() {
     )
     .await;
     let id = d["id"].as_str().unwrap();
-    let shown = send(get(&format!("decisions/{id}")), StatusCode::OK).await;
+    let shown = send(api.get(&format!("decisions/{id}")), StatusCode::OK).await;
     assert_eq!(shown["title"], "Edge TLS");
 
     let session = send(
-        post("sessions", json!({"title": "certificates"})),
+        api.post("sessions", json!({"title": "certificates"})),
         StatusCode::CREATED,
     )
     .await;
     let sid = session["id"].as_str().unwrap().to_string();
-    let shown = send(get(&format!("sessions/{sid}")), StatusCode::OK).await;
+    let shown = send(api.get(&format!("sessions/{sid}")), StatusCode::OK).await;
     assert_eq!(shown["id"], sid.as_str());
 
-    let cp = send(post("checkpoints", json!({})), StatusCode::CREATED).await;
+    let cp = send(api.post("checkpoints", json!({})), StatusCode::CREATED).await;
     let cid = cp["id"].as_str().unwrap();
-    let shown = send(get(&format!("checkpoints/{cid}")), StatusCode::OK).await;
+    let shown = send(api.get(&format!("checkpoints/{cid}")), StatusCode::OK).await;
     assert_eq!(
         shown["checkpoint"]["id"], cid,
         "the checkpoint file as written"
     );
     let resumed = send(
-        post(&format!("checkpoints/{cid}/resume"), json!({})),
+        api.post(&format!("checkpoints/{cid}/resume"), json!({})),
         StatusCode::OK,
     )
     .await;
@@ -133,22 +124,30 @@ async fn entities_search_sessions_checkpoints_compact_optimize_documents() {
     assert!(resumed["resume_instructions"].is_object(), "{resumed}");
     // A path is not a checkpoint id: the server reads no file for a client.
     let bad = send(
-        post("checkpoints/..%2F..%2Fetc%2Fpasswd.json/resume", json!({})),
+        api.post("checkpoints/..%2F..%2Fetc%2Fpasswd.json/resume", json!({})),
         StatusCode::BAD_REQUEST,
     )
     .await;
     assert_eq!(bad["error"]["code"], "invalid_checkpoint");
 
-    let dry = send(post("compact", json!({"dry_run": true})), StatusCode::OK).await;
+    let dry = send(
+        api.post("compact", json!({"dry_run": true})),
+        StatusCode::OK,
+    )
+    .await;
     assert!(dry.get("window").is_some(), "{dry}");
-    let opt = send(post("optimize", json!({"dry_run": true})), StatusCode::OK).await;
+    let opt = send(
+        api.post("optimize", json!({"dry_run": true})),
+        StatusCode::OK,
+    )
+    .await;
     assert!(opt.get("window").is_some(), "{opt}");
-    let doc = send(get("documents/work_plan"), StatusCode::OK).await;
+    let doc = send(api.get("documents/work_plan"), StatusCode::OK).await;
     assert!(doc["content"].as_str().unwrap().contains("Login"), "{doc}");
-    let bad = send(get("documents/diary"), StatusCode::BAD_REQUEST).await;
+    let bad = send(api.get("documents/diary"), StatusCode::BAD_REQUEST).await;
     assert_eq!(bad["error"]["code"], "invalid_document");
 
-    let ended = send(post("sessions/end", json!({})), StatusCode::OK).await;
+    let ended = send(api.post("sessions/end", json!({})), StatusCode::OK).await;
     assert!(ended.get("ended").is_some(), "{ended}");
     srv.stop().await;
 }
@@ -298,13 +297,10 @@ async fn views_are_rendered_after_the_writes_are_answered_and_flushed_on_stop() 
 async fn forget_over_http_removes_a_record_from_search_and_context() {
     let dir = tempfile::tempdir().unwrap();
     let (srv, token) = start(dir.path()).await;
-    let c = reqwest::Client::new();
-    let url = |p: &str| format!("{}/v1/projects/default/{p}", srv.base);
-    let get = |p: &str| c.get(url(p)).bearer_auth(&token);
-    let post = |p: &str, b: Value| c.post(url(p)).bearer_auth(&token).json(&b);
+    let api = Api::new(&srv, &token);
 
     let op = send(
-        post(
+        api.post(
             "operations",
             json!({"type": "note", "data": {"text": "the gazebo alarm code is 4417"}}),
         ),
@@ -313,46 +309,46 @@ async fn forget_over_http_removes_a_record_from_search_and_context() {
     .await;
     let seq = op["seq"].as_i64().unwrap();
     send(
-        post(
+        api.post(
             "operations",
             json!({"type": "note", "data": {"text": "the gazebo roof is green"}}),
         ),
         StatusCode::CREATED,
     )
     .await;
-    let found = send(get("search?q=gazebo"), StatusCode::OK).await;
+    let found = send(api.get("search?q=gazebo"), StatusCode::OK).await;
     assert_eq!(found.as_array().map_or(0, Vec::len), 2, "{found}");
 
     // Nothing named, a bad field, an unknown record: 4xx, nothing forgotten.
     let empty = send(
-        post("forget", json!({"targets": []})),
+        api.post("forget", json!({"targets": []})),
         StatusCode::BAD_REQUEST,
     )
     .await;
     assert_eq!(empty["error"]["code"], "targets", "{empty}");
     send(
-        post("forget", json!({"target": "o1"})),
+        api.post("forget", json!({"target": "o1"})),
         StatusCode::BAD_REQUEST,
     )
     .await;
     let unknown = send(
-        post("forget", json!({"targets": [format!("o{seq}"), "o999999"]})),
+        api.post("forget", json!({"targets": [format!("o{seq}"), "o999999"]})),
         StatusCode::NOT_FOUND,
     )
     .await;
     assert!(unknown.to_string().contains("o999999"), "{unknown}");
 
     let gone = send(
-        post("forget", json!({"targets": [format!("o{seq}")]})),
+        api.post("forget", json!({"targets": [format!("o{seq}")]})),
         StatusCode::OK,
     )
     .await;
     assert_eq!(gone["operations"], json!([seq]), "{gone}");
-    let found = send(get("search?q=gazebo"), StatusCode::OK).await;
+    let found = send(api.get("search?q=gazebo"), StatusCode::OK).await;
     let text = found.to_string();
     assert!(!text.contains("4417") && text.contains("roof"), "{text}");
     let ctx = send(
-        post(
+        api.post(
             "context",
             json!({"budget": 2000, "query": "gazebo alarm code"}),
         ),
@@ -368,14 +364,11 @@ async fn forget_over_http_removes_a_record_from_search_and_context() {
 async fn listings_without_a_limit_take_the_librarys_defaults() {
     let dir = tempfile::tempdir().unwrap();
     let (srv, token) = start(dir.path()).await;
-    let c = reqwest::Client::new();
-    let url = |p: &str| format!("{}/v1/projects/default/{p}", srv.base);
-    let get = |p: &str| c.get(url(p)).bearer_auth(&token);
-    let post = |p: &str, b: Value| c.post(url(p)).bearer_auth(&token).json(&b);
+    let api = Api::new(&srv, &token);
     let many = mnemon::LIST_LIMIT.max(mnemon::SEARCH_LIMIT) + 5;
     for i in 0..many {
         send(
-            post(
+            api.post(
                 "operations",
                 json!({"type": "note", "data": {"text": format!("heron count {i}")}}),
             ),
@@ -387,7 +380,7 @@ async fn listings_without_a_limit_take_the_librarys_defaults() {
     let decisions = 60;
     for i in 0..decisions {
         send(
-            post(
+            api.post(
                 "decisions",
                 json!({"title": format!("Decision {i}"), "context": "c", "decision": "d"}),
             ),
@@ -396,11 +389,11 @@ async fn listings_without_a_limit_take_the_librarys_defaults() {
         .await;
     }
     let len = |v: &Value| v.as_array().unwrap().len();
-    let hits = send(get("search?q=heron"), StatusCode::OK).await;
+    let hits = send(api.get("search?q=heron"), StatusCode::OK).await;
     assert_eq!(len(&hits), mnemon::SEARCH_LIMIT, "{hits}");
-    let ops = send(get("operations?type=note"), StatusCode::OK).await;
+    let ops = send(api.get("operations?type=note"), StatusCode::OK).await;
     assert_eq!(len(&ops), mnemon::LIST_LIMIT);
-    let all = send(get("decisions"), StatusCode::OK).await;
+    let all = send(api.get("decisions"), StatusCode::OK).await;
     assert_eq!(
         len(&all),
         decisions,

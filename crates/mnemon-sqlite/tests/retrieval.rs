@@ -8,13 +8,11 @@
     reason = "tests: a panic with its message is the failure report"
 )]
 
-use mnemon_conformance::{SteppingClock, T0, engine};
+use mnemon_conformance::{SteppingClock, T0, engine, record_note};
 use mnemon_core::assemble::postings::{Word, last_rows, read_word, score_log};
 use mnemon_core::assemble::retrieve::{HitSource, SearchStore};
 use mnemon_core::engine::Engine;
-use mnemon_core::memory::NewOperation;
 use mnemon_sqlite::SqliteStore;
-use serde_json::json;
 
 fn fresh() -> Engine<SqliteStore> {
     engine(
@@ -26,15 +24,7 @@ fn fresh() -> Engine<SqliteStore> {
 }
 
 fn note(e: &Engine<SqliteStore>, kind: &str, text: &str) -> i64 {
-    e.memory()
-        .record(NewOperation {
-            kind: kind.into(),
-            data: json!({ "text": text }),
-            tokens: Some(10),
-            ..NewOperation::default()
-        })
-        .unwrap()
-        .seq
+    record_note(e.memory(), kind, text)
 }
 
 /// A deterministic stream of words from a 400-word vocabulary, skewed so

@@ -55,3 +55,47 @@ pub async fn start(dir: &Path) -> (Running, String) {
         token,
     )
 }
+
+/// A client of the served `default` project, authorized by its token.
+pub struct Api {
+    pub client: reqwest::Client,
+    base: String,
+    token: String,
+}
+
+impl Api {
+    pub fn new(srv: &Running, token: &str) -> Self {
+        Self {
+            client: reqwest::Client::new(),
+            base: srv.base.clone(),
+            token: token.to_string(),
+        }
+    }
+
+    /// `path` under the project (`entities/3`).
+    pub fn url(&self, path: &str) -> String {
+        format!("{}/v1/projects/default/{path}", self.base)
+    }
+
+    pub fn get(&self, path: &str) -> reqwest::RequestBuilder {
+        self.client.get(self.url(path)).bearer_auth(&self.token)
+    }
+
+    pub fn post(&self, path: &str, body: serde_json::Value) -> reqwest::RequestBuilder {
+        self.client
+            .post(self.url(path))
+            .bearer_auth(&self.token)
+            .json(&body)
+    }
+
+    pub fn patch(&self, path: &str, body: serde_json::Value) -> reqwest::RequestBuilder {
+        self.client
+            .patch(self.url(path))
+            .bearer_auth(&self.token)
+            .json(&body)
+    }
+
+    pub fn delete(&self, path: &str) -> reqwest::RequestBuilder {
+        self.client.delete(self.url(path)).bearer_auth(&self.token)
+    }
+}
