@@ -10,8 +10,12 @@
 //! A new backend (say, another SQL database) takes these steps:
 //!
 //! 1. A crate `mnemon-<name>` with a store type that implements the traits
-//!    re-exported here: [`Store`] and its six parts, [`EngineStore`],
-//!    [`SearchStore`] and [`VectorStore`], then [`Backend`].
+//!    re-exported here: [`Store`] and its six parts, [`EngineStore`] (whose
+//!    `commit` hands the backend's open transaction, as
+//!    [`crate::engine::CommitWrites`], to [`crate::engine::EngineCommit::apply`]),
+//!    [`SearchStore`] and [`VectorStore`], then [`Backend`]. A SQL backend
+//!    takes what it reads and how from [`sql`] and [`sources`] (in its own
+//!    [`sources::Dialect`]) and writes only its statements.
 //! 2. One test file that runs `mnemon_conformance::full` (and the suites it
 //!    names) over the new store: the behaviour every backend shares,
 //!    forgetting and concurrent writers included, is checked there, not
