@@ -109,6 +109,11 @@ fn start_command(dir: &Path, name: &str, args: &str) -> Tmux {
         env!("CARGO_BIN_EXE_mnemon")
     );
     let dir = dir.to_str().unwrap();
+    // The pane must outlive a command that exits at once (`mnemon hot`),
+    // so `remain-on-exit` is set before the command starts: the session
+    // opens on a placeholder that waits, and the command replaces it. Set
+    // after the command, the option raced a quick exit, which took the
+    // session and the server with it.
     t.run(&[
         "-f",
         "/dev/null",
@@ -122,9 +127,22 @@ fn start_command(dir: &Path, name: &str, args: &str) -> Tmux {
         "50",
         "-c",
         dir,
+        "cat",
+        ";",
+        "set-option",
+        "-t",
+        "chat",
+        "remain-on-exit",
+        "on",
+        ";",
+        "respawn-pane",
+        "-k",
+        "-t",
+        "chat",
+        "-c",
+        dir,
         &cmd,
     ]);
-    t.run(&["set-option", "-t", "chat", "remain-on-exit", "on"]);
     t
 }
 
