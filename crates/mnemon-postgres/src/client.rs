@@ -98,7 +98,7 @@ impl Db {
     }
 
     /// Statements whose values are written into them (see
-    /// [`crate::text::literal`]), sent in one round trip: the rows of each,
+    /// `text::literal`), sent in one round trip: the rows of each,
     /// in order, as text. Each is planned for its own values, which a
     /// prepared statement's generic plan is not.
     pub fn simple_rows(&self, sql: &str) -> StoreResult<Vec<Vec<SimpleQueryRow>>> {

@@ -119,7 +119,7 @@ impl SearchStore for PgStore {
     }
 
     /// Every word's postings in one round trip, each statement planned for
-    /// its own word (see [`postings_sql`]).
+    /// its own word (see `postings_sql`).
     fn postings_many(&self, asks: &[(HitSource, &str)], cap: usize) -> StoreResult<Vec<Vec<i64>>> {
         let mut out = vec![Vec::new(); asks.len()];
         let mut sql = String::new();

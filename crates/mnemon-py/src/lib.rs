@@ -7,7 +7,7 @@
 //! (`python/mnemon/__init__.py`) turns into typed objects. JSON keeps the
 //! shapes identical to what `--json` and the HTTP API print, so one
 //! document describes all three. An assembled context is the exception: it
-//! stays a Rust object ([`Assembled`]) whose parts Python reads as needed.
+//! stays a Rust object (`Assembled`) whose parts Python reads as needed.
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -162,7 +162,7 @@ pub fn entities(most_urgent_first: &[Entity]) -> Vec<Candidate> {
 /// relevance, a record longer than a chat turn usually is paying for its
 /// length. Packing a budget is a knapsack: a record of a thousand tokens
 /// must be more relevant to earn the space of a dozen turns that may each
-/// be the one asked about. Up to [`TURN_TOKENS`] a record costs as one
+/// be the one asked about. Up to `TURN_TOKENS` a record costs as one
 /// turn: dividing every record by its length sent the shortest ("Wow,
 /// Mel!", "ok, thanks") ahead of the turn that answers, whose relevance
 /// was only a little higher. Past it the cost counts at its square root.

@@ -7,7 +7,7 @@
 //! keeps its signs as bits: a pass over those (48 bytes a vector, popcount
 //! of an XOR) picks the entries whose signs agree most with the query's,
 //! and only they are scored exactly. The pass keeps at least
-//! [`RESCORE_MIN`] entries and four times as many as asked for (which is
+//! `RESCORE_MIN` entries and four times as many as asked for (which is
 //! itself four entries per record wanted), so what it can miss is far
 //! down a list whose top is what fusion weighs.
 

@@ -155,7 +155,7 @@ fn ask<S: SearchStore + ?Sized>(
 
 /// The best `depth` records of `source` for `words`, with `bm25` set as
 /// SQLite's would be: lower (more negative) is better. `last` is what
-/// [`last_rows`] gave when the words were read. Past [`READ_ALL`] matches,
+/// [`last_rows`] gave when the words were read. Past `READ_ALL` matches,
 /// records stop being read once they hold a quarter more text than
 /// `budget` could show.
 #[allow(

@@ -143,7 +143,7 @@ impl<S: EngineStore + ?Sized> Engine<S> {
     }
 
     /// Changes an item read at `version`; a stale version is refused with
-    /// the current item ([`StoreError::Conflict`]).
+    /// the current item ([`crate::memory::StoreError::Conflict`]).
     pub fn update_hot(
         &self,
         id: &str,

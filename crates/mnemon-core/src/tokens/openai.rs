@@ -92,7 +92,7 @@ static O200K_BASE: LazyLock<Bpe> = LazyLock::new(|| {
 
 /// An exact OpenAI tokenizer. Free to construct and to use the first time:
 /// the vocabulary is a table compiled into the binary and read in place
-/// (see [`super::vocab`]), the pattern is code (see [`super::split`]), so
+/// (see `tokens::vocab`), the pattern is code (see `tokens::split`), so
 /// nothing is built or decoded, and a process pays in memory only for the
 /// pages of the table its counts touch.
 #[derive(Clone, Copy)]
