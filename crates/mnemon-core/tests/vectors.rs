@@ -217,3 +217,81 @@ fn backfill_embeds_what_retrieval_can_show_once() {
     // 15 notes and the message, each once; not the engine's own record.
     assert_eq!(more.len(), 16, "{more:?}");
 }
+
+/// A conversation of short turns, larger than the budget: a rare word in
+/// three of them, a common one in all.
+fn short_turns() -> Engine<InMemoryStore> {
+    let e = fresh();
+    for i in 0..1_500 {
+        let (role, who) = if i % 2 == 0 {
+            (Role::User, "Ana")
+        } else {
+            (Role::Assistant, "Ben")
+        };
+        let content = match i % 500 {
+            7 => format!("{who}: the zebra import failed at step {i}"),
+            _ => format!("{who}: the build failed at step {i}"),
+        };
+        e.message(NewMessage {
+            role,
+            content,
+            agent: None,
+            tokens: None,
+        })
+        .unwrap();
+    }
+    e
+}
+
+fn fragments(e: &Engine<InMemoryStore>, budget: u64) -> mnemon_core::assemble::Assembled {
+    use mnemon_core::assemble::{BudgetPlan, Format};
+    use mnemon_core::engine::ContextRequest;
+    e.context(&ContextRequest {
+        plan: BudgetPlan::preset("qa").unwrap(),
+        budget: Some(budget),
+        query: Some("why did the zebra import fail".into()),
+        format: Format::Markdown,
+        chat: mnemon_core::tokens::ChatFormat::OPENAI,
+        messages_before: None,
+    })
+    .unwrap()
+}
+
+/// The fragments a budget asks for are those of records of average length;
+/// turns of a line hold fewer tokens, and the next best are fetched until
+/// the budget is full: with meaning on, the model's nearest records; by
+/// words alone, those that share only the question's common words, after
+/// the three that match its rare one.
+#[test]
+fn a_budget_is_filled_however_short_the_turns() {
+    let budget = 8_000;
+    let words = short_turns();
+    let out = fragments(&words, budget);
+    let parts: Vec<(&str, u64, usize, usize)> = out
+        .sections
+        .iter()
+        .map(|s| (s.kind.name(), s.tokens, s.items.len(), s.left_out))
+        .collect();
+    assert!(
+        out.tokens > budget * 9 / 10,
+        "{} of {budget}: {parts:?}",
+        out.tokens
+    );
+    assert!(out.text.contains("zebra import failed at step 7\n"));
+    assert!(out.text.contains("zebra import failed at step 1007\n"));
+
+    let meaning = short_turns().with_embedder(
+        std::sync::Arc::new(Letters),
+        std::sync::Arc::new(VectorIndex::default()),
+    );
+    backfill(
+        meaning.memory().store(),
+        &Letters,
+        Backlog::All,
+        &mut |_| {},
+    )
+    .unwrap();
+    let out = fragments(&meaning, budget);
+    assert!(out.tokens > budget * 9 / 10, "{} of {budget}", out.tokens);
+    assert!(out.text.contains("zebra import failed at step 507\n"));
+}

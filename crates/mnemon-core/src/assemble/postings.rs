@@ -515,7 +515,11 @@ mod reading_tests {
                 lengths.iter().map(|l| l.map(|n| "word ".repeat(n / 5 + 1))).collect();
             let best: Vec<(i64, f64)> = (1..=texts.len() as i64).rev().map(|k| (k, 1.0)).collect();
             let counter = Heuristic::default();
-            let budget = tokens.map(|tokens| Budget { tokens, counter: &counter });
+            let budget = tokens.map(|tokens| Budget {
+                tokens,
+                counter: &counter,
+                fill: false,
+            });
             let store = Pages::new(texts);
             let old = one_batch_at_a_time(&store, &best, budget);
             let old_calls = store.records_calls.replace(0);

@@ -358,8 +358,49 @@ pub fn retrieve<S: SearchStore + ?Sized>(
             true,
         );
     }
+    if let Some(b) = budget.filter(|b| b.fill && offered_tokens(&ranked) < b.tokens) {
+        // The selective words' matches leave part of the budget empty:
+        // the records that share only the common words come next, as BM25
+        // would rank them, below every match of the selective ones.
+        let mut common_words: Vec<Word> = words
+            .iter()
+            .filter(|w| !keep.iter().any(|k| k.word == w.word))
+            .cloned()
+            .collect();
+        let unread: Vec<String> = known_common
+            .iter()
+            .map(|(w, _)| w.clone())
+            .filter(|w| !keep.iter().any(|k| &k.word == w))
+            .collect();
+        common_words.extend(read_words(store, &unread, last)?);
+        if !common_words.is_empty() {
+            let tail = rank(
+                gather(store, &common_words, last, depth, Some(b))?,
+                &common_words,
+            );
+            below(&mut ranked, tail);
+        }
+    }
     ranked.truncate(limit);
     Ok(ranked)
+}
+
+/// The tokens `ranked` would take as fragments, estimated (four bytes a
+/// token and a label): enough to tell whether they could fill a budget.
+pub(crate) fn offered_tokens(ranked: &[Ranked]) -> u64 {
+    ranked.iter().map(|r| r.hit.text.len() as u64 / 4 + 3).sum()
+}
+
+/// Appends the records of `tail` that `ranked` does not hold, in their
+/// order and scored below its last: they fill what is left, never lead.
+fn below(ranked: &mut Vec<Ranked>, tail: Vec<Ranked>) {
+    let floor = ranked.last().map_or(1.0, |r| r.score);
+    let top = tail.first().map_or(1.0, |r| r.score).max(f64::MIN_POSITIVE);
+    let held: std::collections::HashSet<String> = ranked.iter().map(|r| r.hit.id.clone()).collect();
+    for mut r in tail.into_iter().filter(|r| !held.contains(&r.hit.id)) {
+        r.score = floor * 0.5 * (r.score / top).clamp(0.0, 1.0);
+        ranked.push(r);
+    }
 }
 
 /// Matches for `words` in every index: the small ones scored by SQLite,

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use super::{Engine, EngineError, EngineStore};
 use crate::assemble::neighbours::with_neighbours;
-use crate::assemble::retrieve::{Budget, HitSource, Ranked, SearchStore, retrieve};
+use crate::assemble::retrieve::{Budget, HitSource, Ranked, SearchStore, offered_tokens, retrieve};
 use crate::assemble::semantic;
 use crate::assemble::{
     Assembled, Assembler, BudgetPlan, Candidate, Format, SectionKind, candidates,
@@ -33,6 +33,13 @@ fn fragment_limit(budget: u64) -> usize {
     ((budget / 25) as usize).max(200)
 }
 
+/// The warning a context carries when the model could not embed its query.
+fn meaning_is_off(e: &semantic::EmbedError) -> String {
+    format!(
+        "retrieval by meaning is off for this context: {e}; fragments were found by their words only"
+    )
+}
+
 /// A query first embeds what has no vector among this many newest records
 /// of each log: more than a turn or two writes. A large backlog (an
 /// import) is `mnemon reindex`'s work; until then those records are found
@@ -47,54 +54,88 @@ const SPAN_BOOST: f64 = 1.5;
 impl<S: EngineStore + SearchStore + ?Sized> Engine<S> {
     /// Ranked matches across every tier.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Ranked>, EngineError> {
-        let (mut ranked, _) = self.by_meaning_too(query, limit, || {
+        let (mut ranked, _) = self.by_meaning_too(query, limit, None, &|limit| {
             Ok(retrieve(self.store(), &self.common, query, limit, None)?)
         })?;
         ranked.truncate(limit);
         Ok(ranked)
     }
 
-    /// The ranking by words (`lexical`) fused with the records nearest
-    /// `query` by meaning, when an embedder is on; else the words' ranking
-    /// as it is. The query is embedded while the words are ranked, at once
-    /// where the engine's runtime has threads: the two take similar time
-    /// and need nothing from each other. Records written since the last
-    /// backfill are embedded first (at most [`LIVE_BACKFILL`]), so what was
-    /// just said can be found by meaning at once.
+    /// The ranking by words (`lexical`, at most so many) fused with the
+    /// records nearest `query` by meaning, when an embedder is on; else the
+    /// words' ranking as it is. The query is embedded while the words are
+    /// ranked, at once where the engine's runtime has threads: the two take
+    /// similar time and need nothing from each other. Records written since
+    /// the last backfill are embedded first (at most [`LIVE_BACKFILL`]), so
+    /// what was just said can be found by meaning at once.
+    ///
+    /// With `fill` (a budget in tokens), a ranking whose records would not
+    /// fill it is asked again twice as deep, while the logs hold more: a
+    /// limit set for records of average length leaves part of a budget
+    /// empty when they are short (chat turns of a line), and what was left
+    /// out is the next best by words and by meaning.
     ///
     /// A model that fails (a server gone away) costs the meaning, not the
     /// context: the words' ranking is returned with a warning saying why.
     fn by_meaning_too(
         &self,
         query: &str,
-        limit: usize,
-        lexical: impl FnOnce() -> Result<Vec<Ranked>, EngineError> + Send,
+        mut limit: usize,
+        fill: Option<u64>,
+        lexical: &(dyn Fn(usize) -> Result<Vec<Ranked>, EngineError> + Sync),
     ) -> Result<(Vec<Ranked>, Option<String>), EngineError> {
+        let records = match fill {
+            Some(_) => self.store().last_rows()?.iter().sum::<u64>(),
+            None => 0,
+        };
+        // Whether a ranking of `got` records, asked for `asked`, leaves
+        // part of the budget that deeper records could fill.
+        let short = |got: &[Ranked], asked: usize| {
+            fill.is_some_and(|tokens| {
+                got.len() >= asked
+                    && (asked as u64) < records
+                    && offered_tokens(got) < tokens + tokens / 4
+            })
+        };
         let embedder = match self.embedder.as_deref() {
             Some(e) if !query.trim().is_empty() => e,
-            _ => return Ok((lexical()?, None)),
+            _ => {
+                let mut ranked = lexical(limit)?;
+                while short(&ranked, limit) {
+                    limit *= 2;
+                    ranked = lexical(limit)?;
+                }
+                return Ok((ranked, None));
+            }
         };
         let mut q = None;
         let mut words = None;
         self.runtime.all(vec![
             Box::new(|| q = Some(embedder.embed_query(query))),
-            Box::new(|| words = Some(lexical())),
+            Box::new(|| words = Some(lexical(limit))),
         ]);
-        let (Some(q), Some(lexical)) = (q, words) else {
+        let (Some(q), Some(words)) = (q, words) else {
             return Err(EngineError::Invalid(
                 "the runtime returned before running every job".into(),
             ));
         };
-        let lexical = lexical?;
-        match q.and_then(|q| self.nearest(embedder, &q, limit, &lexical)) {
-            Ok(semantic) => Ok((semantic::fuse(lexical, semantic), None)),
-            Err(semantic::EmbedError::Store(e)) => Err(e.into()),
-            Err(e) => Ok((
-                lexical,
-                Some(format!(
-                    "retrieval by meaning is off for this context: {e}; fragments were found by their words only"
-                )),
-            )),
+        let mut words = words?;
+        let q = match q {
+            Ok(q) => q,
+            Err(semantic::EmbedError::Store(e)) => return Err(e.into()),
+            Err(e) => return Ok((words, Some(meaning_is_off(&e)))),
+        };
+        loop {
+            let fused = match self.nearest(embedder, &q, limit, &words) {
+                Ok(near) => semantic::fuse(words, near),
+                Err(semantic::EmbedError::Store(e)) => return Err(e.into()),
+                Err(e) => return Ok((words, Some(meaning_is_off(&e)))),
+            };
+            if !short(&fused, limit) {
+                return Ok((fused, None));
+            }
+            limit *= 2;
+            words = lexical(limit)?;
         }
     }
 
@@ -289,18 +330,20 @@ impl<S: EngineStore + SearchStore + ?Sized> Engine<S> {
                 SectionKind::Fragments => match req.query.as_deref() {
                     Some(q) => {
                         let limit = fragment_limit(budget);
-                        let (ranked, warning) = self.by_meaning_too(q, limit, || {
-                            Ok(retrieve(
-                                self.store(),
-                                &self.common,
-                                q,
-                                limit,
-                                Some(Budget {
-                                    tokens: budget,
-                                    counter: &memo,
-                                }),
-                            )?)
-                        })?;
+                        let (ranked, warning) =
+                            self.by_meaning_too(q, limit, Some(budget), &|limit| {
+                                Ok(retrieve(
+                                    self.store(),
+                                    &self.common,
+                                    q,
+                                    limit,
+                                    Some(Budget {
+                                        tokens: budget,
+                                        counter: &memo,
+                                        fill: self.embedder.is_none(),
+                                    }),
+                                )?)
+                            })?;
                         warnings.extend(warning);
                         let ranked = self.in_the_span_named(q, ranked)?;
                         let mut ranked = with_neighbours(self.store(), ranked)?;

@@ -249,4 +249,46 @@ mod common_word_tests {
         assert_eq!(only.len(), 5);
         assert!(log.asked.borrow().iter().any(|t| t.starts_with("fail")));
     }
+
+    /// A budget the rare word's matches leave mostly empty is filled with
+    /// the records of the common words, below every rare match; without a
+    /// budget that asks for it, or once the rare matches fill it, they are
+    /// not searched.
+    #[test]
+    fn common_words_fill_what_the_selective_ones_leave() {
+        let texts = (0..3_000)
+            .map(|i| match i % 1_000 {
+                7 => format!("step {i}: the zebra import failed"),
+                _ => format!("step {i}: the build failed"),
+            })
+            .collect();
+        let log = Log {
+            source: HitSource::Operation,
+            texts,
+            asked: RefCell::new(Vec::new()),
+        };
+        let common = CommonWords::default();
+        let counter = crate::tokens::Heuristic::default();
+        let budget = |tokens, fill| Budget {
+            tokens,
+            counter: &counter,
+            fill,
+        };
+        let q = "why did the zebra fail";
+        let filled = retrieve(&log, &common, q, 100, Some(budget(2_000, true))).unwrap();
+        assert_eq!(filled.len(), 100, "filled with the common word's matches");
+        let zebra: Vec<&str> = filled[..3].iter().map(|r| r.hit.id.as_str()).collect();
+        assert!(
+            filled[..3].iter().all(|r| r.hit.text.contains("zebra")),
+            "{zebra:?} lead"
+        );
+        assert!(filled[3].score < filled[2].score);
+        assert!(filled[3..].iter().all(|r| r.hit.text.contains("failed")));
+        // Not asked to fill: the rare word's matches alone.
+        let bare = retrieve(&log, &common, q, 100, Some(budget(2_000, false))).unwrap();
+        assert_eq!(bare.len(), 3);
+        // A budget the three matches fill asks for nothing more.
+        let small = retrieve(&log, &common, q, 100, Some(budget(20, true))).unwrap();
+        assert_eq!(small.len(), 3);
+    }
 }
