@@ -130,7 +130,7 @@ fn past_read_all_records_stop_once_they_hold_the_budgets_text() {
         let budget = Budget {
             tokens,
             counter: &counter,
-            fill: false,
+            fill: None,
         };
         score_log(store, HitSource::Operation, &words, last, 400, Some(budget)).unwrap()
     };

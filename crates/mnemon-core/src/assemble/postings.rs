@@ -518,7 +518,7 @@ mod reading_tests {
             let budget = tokens.map(|tokens| Budget {
                 tokens,
                 counter: &counter,
-                fill: false,
+                fill: None,
             });
             let store = Pages::new(texts);
             let old = one_batch_at_a_time(&store, &best, budget);

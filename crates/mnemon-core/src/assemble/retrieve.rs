@@ -358,7 +358,7 @@ pub fn retrieve<S: SearchStore + ?Sized>(
             true,
         );
     }
-    if let Some(b) = budget.filter(|b| b.fill && offered_tokens(&ranked) < b.tokens) {
+    if let Some(b) = budget.filter(|b| b.fill.is_some_and(|room| offered_tokens(&ranked) < room)) {
         // The selective words' matches leave part of the budget empty:
         // the records that share only the common words come next, as BM25
         // would rank them, below every match of the selective ones.

@@ -81,12 +81,12 @@ pub struct Hit {
 pub struct Budget<'a> {
     pub tokens: u64,
     pub counter: &'a dyn TokenCounter,
-    /// Whether the records that share only the question's common words
-    /// fill what its selective words' matches leave empty. Retrieval by
-    /// words alone wants them (BM25 would send them); with meaning on, the
-    /// model's nearest records fill the budget, and weak matches by words
-    /// would only blur the fusion.
-    pub fill: bool,
+    /// The tokens the records that share only the question's common words
+    /// may fill when its selective words' matches offer fewer. Retrieval by
+    /// words alone sets it (BM25 would send them) to what the other
+    /// sections leave; with meaning on, the model's nearest records fill
+    /// the budget, and weak matches by words would only blur the fusion.
+    pub fill: Option<u64>,
 }
 
 /// A hit with mnemon's score.

@@ -33,6 +33,34 @@ fn fragment_limit(budget: u64) -> usize {
     ((budget / 25) as usize).max(200)
 }
 
+/// The tokens `plan` leaves its fragments, estimated from what the other
+/// sections offer (four bytes a token): required sections whole, the rest
+/// up to their shares. Leftovers go to the question's fragments first
+/// (`BudgetPlan::led_by_question`), so this is what retrieval should fill.
+fn room_left(
+    plan: &BudgetPlan,
+    offers: &BTreeMap<SectionKind, Vec<Candidate>>,
+    budget: u64,
+) -> u64 {
+    let usable = budget - budget * u64::from(plan.reserve_ppm) / 1_000_000;
+    let taken: u64 = plan
+        .sections
+        .iter()
+        .filter(|s| s.kind != SectionKind::Fragments)
+        .map(|s| {
+            let offered: u64 = offers
+                .get(&s.kind)
+                .map_or(0, |v| v.iter().map(|c| c.text.len() as u64 / 4 + 1).sum());
+            if s.required {
+                offered
+            } else {
+                offered.min(usable * u64::from(s.share_ppm) / 1_000_000)
+            }
+        })
+        .sum();
+    usable.saturating_sub(taken)
+}
+
 /// The warning a context carries when the model could not embed its query.
 fn meaning_is_off(e: &semantic::EmbedError) -> String {
     format!(
@@ -70,7 +98,8 @@ impl<S: EngineStore + SearchStore + ?Sized> Engine<S> {
     /// what was just said can be found by meaning at once.
     ///
     /// With `fill` (a budget in tokens), a ranking whose records would not
-    /// fill it is asked again twice as deep, while the logs hold more: a
+    /// fill it is asked again as deep as their length says the budget
+    /// needs (at least twice as deep), while the logs hold more: a
     /// limit set for records of average length leaves part of a budget
     /// empty when they are short (chat turns of a line), and what was left
     /// out is the next best by words and by meaning.
@@ -92,17 +121,22 @@ impl<S: EngineStore + SearchStore + ?Sized> Engine<S> {
         // part of the budget that deeper records could fill.
         let short = |got: &[Ranked], asked: usize| {
             fill.is_some_and(|tokens| {
-                got.len() >= asked
-                    && (asked as u64) < records
-                    && offered_tokens(got) < tokens + tokens / 4
+                got.len() >= asked && (asked as u64) < records && offered_tokens(got) < tokens
             })
+        };
+        // As many records as would fill the budget at the length of those
+        // found: one more round, usually, rather than a doubling each.
+        let deeper = |got: &[Ranked], asked: usize| {
+            let want = fill.map_or(0, |tokens| tokens + tokens / 4);
+            let enough = (asked as u64 * want).div_ceil(offered_tokens(got).max(1));
+            usize::try_from(enough.min(records)).map_or(asked * 2, |n| n.max(asked * 2))
         };
         let embedder = match self.embedder.as_deref() {
             Some(e) if !query.trim().is_empty() => e,
             _ => {
                 let mut ranked = lexical(limit)?;
                 while short(&ranked, limit) {
-                    limit *= 2;
+                    limit = deeper(&ranked, limit);
                     ranked = lexical(limit)?;
                 }
                 return Ok((ranked, None));
@@ -134,7 +168,7 @@ impl<S: EngineStore + SearchStore + ?Sized> Engine<S> {
             if !short(&fused, limit) {
                 return Ok((fused, None));
             }
-            limit *= 2;
+            limit = deeper(&fused, limit);
             words = lexical(limit)?;
         }
     }
@@ -264,7 +298,10 @@ impl<S: EngineStore + SearchStore + ?Sized> Engine<S> {
         } else {
             Default::default()
         };
-        for s in &req.plan.sections {
+        // Fragments last: they fill what the other sections leave.
+        let mut sections: Vec<&crate::assemble::SectionPlan> = req.plan.sections.iter().collect();
+        sections.sort_by_key(|s| s.kind == SectionKind::Fragments);
+        for s in sections {
             let c = match s.kind {
                 SectionKind::HotContext => candidates::hot(&hot),
                 SectionKind::WorkingMemory => {
@@ -330,8 +367,10 @@ impl<S: EngineStore + SearchStore + ?Sized> Engine<S> {
                 SectionKind::Fragments => match req.query.as_deref() {
                     Some(q) => {
                         let limit = fragment_limit(budget);
+                        let room = room_left(&req.plan, &offers, budget);
+                        let by_words_alone = self.embedder.is_none();
                         let (ranked, warning) =
-                            self.by_meaning_too(q, limit, Some(budget), &|limit| {
+                            self.by_meaning_too(q, limit, Some(room), &|limit| {
                                 Ok(retrieve(
                                     self.store(),
                                     &self.common,
@@ -340,7 +379,7 @@ impl<S: EngineStore + SearchStore + ?Sized> Engine<S> {
                                     Some(Budget {
                                         tokens: budget,
                                         counter: &memo,
-                                        fill: self.embedder.is_none(),
+                                        fill: by_words_alone.then_some(room),
                                     }),
                                 )?)
                             })?;

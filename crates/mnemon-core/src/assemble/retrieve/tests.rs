@@ -269,10 +269,10 @@ mod common_word_tests {
         };
         let common = CommonWords::default();
         let counter = crate::tokens::Heuristic::default();
-        let budget = |tokens, fill| Budget {
+        let budget = |tokens, fill: bool| Budget {
             tokens,
             counter: &counter,
-            fill,
+            fill: fill.then_some(tokens),
         };
         let q = "why did the zebra fail";
         let filled = retrieve(&log, &common, q, 100, Some(budget(2_000, true))).unwrap();
