@@ -113,29 +113,36 @@ impl<S: EngineStore + SearchStore + ?Sized> Engine<S> {
         fill: Option<u64>,
         lexical: &(dyn Fn(usize) -> Result<Vec<Ranked>, EngineError> + Sync),
     ) -> Result<(Vec<Ranked>, Option<String>), EngineError> {
-        let records = match fill {
-            Some(_) => self.store().last_rows()?.iter().sum::<u64>(),
-            None => 0,
+        // The logs' size, read only when a ranking falls short: most fill
+        // their budget, and on PostgreSQL the read is a round trip.
+        let records = std::cell::OnceCell::new();
+        let logs = || -> StoreResult<u64> {
+            if let Some(n) = records.get() {
+                return Ok(*n);
+            }
+            let n = self.store().last_rows()?.iter().sum::<u64>();
+            Ok(*records.get_or_init(|| n))
         };
         // Whether a ranking of `got` records, asked for `asked`, leaves
         // part of the budget that deeper records could fill.
-        let short = |got: &[Ranked], asked: usize| {
-            fill.is_some_and(|tokens| {
-                got.len() >= asked && (asked as u64) < records && offered_tokens(got) < tokens
-            })
+        let short = |got: &[Ranked], asked: usize| -> StoreResult<bool> {
+            let falls_short =
+                fill.is_some_and(|tokens| got.len() >= asked && offered_tokens(got) < tokens);
+            Ok(falls_short && (asked as u64) < logs()?)
         };
         // As many records as would fill the budget at the length of those
         // found: one more round, usually, rather than a doubling each.
         let deeper = |got: &[Ranked], asked: usize| {
             let want = fill.map_or(0, |tokens| tokens + tokens / 4);
             let enough = (asked as u64 * want).div_ceil(offered_tokens(got).max(1));
-            usize::try_from(enough.min(records)).map_or(asked * 2, |n| n.max(asked * 2))
+            let most = records.get().copied().unwrap_or(u64::MAX);
+            usize::try_from(enough.min(most)).map_or(asked * 2, |n| n.max(asked * 2))
         };
         let embedder = match self.embedder.as_deref() {
             Some(e) if !query.trim().is_empty() => e,
             _ => {
                 let mut ranked = lexical(limit)?;
-                while short(&ranked, limit) {
+                while short(&ranked, limit)? {
                     limit = deeper(&ranked, limit);
                     ranked = lexical(limit)?;
                 }
@@ -165,7 +172,7 @@ impl<S: EngineStore + SearchStore + ?Sized> Engine<S> {
                 Err(semantic::EmbedError::Store(e)) => return Err(e.into()),
                 Err(e) => return Ok((words, Some(meaning_is_off(&e)))),
             };
-            if !short(&fused, limit) {
+            if !short(&fused, limit)? {
                 return Ok((fused, None));
             }
             limit = deeper(&fused, limit);

@@ -220,19 +220,25 @@ mod common_word_tests {
         assert_eq!(with, hits);
     }
 
-    #[test]
-    fn a_word_found_common_is_not_read_again() {
+    /// 3,000 operations, all with the common words "the" and "failed",
+    /// three with the rare "zebra".
+    fn zebra_log() -> Log {
         let texts = (0..3_000)
             .map(|i| match i % 1_000 {
                 7 => format!("step {i}: the zebra import failed"),
                 _ => format!("step {i}: the build failed"),
             })
             .collect();
-        let log = Log {
+        Log {
             source: HitSource::Operation,
             texts,
             asked: RefCell::new(Vec::new()),
-        };
+        }
+    }
+
+    #[test]
+    fn a_word_found_common_is_not_read_again() {
+        let log = zebra_log();
         let common = CommonWords::default();
         let first = retrieve(&log, &common, "why did the zebra fail", 10, None).unwrap();
         assert!(log.asked.borrow().iter().any(|t| t.starts_with("fail")));
@@ -256,17 +262,7 @@ mod common_word_tests {
     /// not searched.
     #[test]
     fn common_words_fill_what_the_selective_ones_leave() {
-        let texts = (0..3_000)
-            .map(|i| match i % 1_000 {
-                7 => format!("step {i}: the zebra import failed"),
-                _ => format!("step {i}: the build failed"),
-            })
-            .collect();
-        let log = Log {
-            source: HitSource::Operation,
-            texts,
-            asked: RefCell::new(Vec::new()),
-        };
+        let log = zebra_log();
         let common = CommonWords::default();
         let counter = crate::tokens::Heuristic::default();
         let budget = |tokens, fill: bool| Budget {
