@@ -247,7 +247,7 @@ const TURN_TOKENS: f64 = 80.0;
 /// A cheap stand-in for a line's tokens, good enough to compare records
 /// (the allocator counts exactly what it includes).
 fn approximate_tokens(text: &str) -> f64 {
-    (text.len() as f64 / 4.0).max(1.0) + 2.0
+    (text.len() as f64 / super::BYTES_PER_TOKEN as f64).max(1.0) + 2.0
 }
 
 /// An excerpt holds at most this many sentences.

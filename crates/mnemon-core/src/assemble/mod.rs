@@ -11,6 +11,17 @@
 //! over budget the last item added is taken out again, so the context never
 //! exceeds the budget by a single token. No candidate id appears twice.
 
+/// Bytes a token, for estimates that only compare or size things before
+/// anything is counted: English text averages about four bytes a token in
+/// the BPE vocabularies mnemon counts with. What is sent is counted exactly.
+pub(crate) const BYTES_PER_TOKEN: u64 = 4;
+
+/// A text's tokens estimated at [`BYTES_PER_TOKEN`], plus `overhead` for
+/// what is written around it (a label, a line break).
+pub(crate) fn rough_tokens(text: &str, overhead: u64) -> u64 {
+    text.len() as u64 / BYTES_PER_TOKEN + overhead
+}
+
 pub mod candidates;
 pub mod fence;
 pub mod index;

@@ -236,7 +236,7 @@ fn names_in(text: &str) -> Vec<String> {
 
 /// The speakers of a text's `name:` lines, lower-cased: one word before
 /// the colon, as chat logs and transcripts label their turns.
-fn speakers_in(text: &str) -> Vec<String> {
+pub(crate) fn speakers_in(text: &str) -> Vec<String> {
     text.lines()
         .filter_map(|l| {
             let (name, _) = l.split_once(':')?;
@@ -385,10 +385,13 @@ pub fn retrieve<S: SearchStore + ?Sized>(
     Ok(ranked)
 }
 
-/// The tokens `ranked` would take as fragments, estimated (four bytes a
-/// token and a label): enough to tell whether they could fill a budget.
+/// The tokens `ranked` would take as fragments, estimated (with a
+/// label): enough to tell whether they could fill a budget.
 pub(crate) fn offered_tokens(ranked: &[Ranked]) -> u64 {
-    ranked.iter().map(|r| r.hit.text.len() as u64 / 4 + 3).sum()
+    ranked
+        .iter()
+        .map(|r| super::rough_tokens(&r.hit.text, 3))
+        .sum()
 }
 
 /// Appends the records of `tail` that `ranked` does not hold, in their

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use super::{Engine, EngineError, EngineStore};
 use crate::assemble::neighbours::with_neighbours;
 use crate::assemble::retrieve::{Budget, HitSource, Ranked, SearchStore, offered_tokens, retrieve};
+use crate::assemble::rough_tokens;
 use crate::assemble::semantic;
 use crate::assemble::{
     Assembled, Assembler, BudgetPlan, Candidate, Format, SectionKind, candidates,
@@ -50,7 +51,7 @@ fn room_left(
         .map(|s| {
             let offered: u64 = offers
                 .get(&s.kind)
-                .map_or(0, |v| v.iter().map(|c| c.text.len() as u64 / 4 + 1).sum());
+                .map_or(0, |v| v.iter().map(|c| rough_tokens(&c.text, 1)).sum());
             if s.required {
                 offered
             } else {
@@ -464,7 +465,7 @@ fn question_worth(found: &[Candidate], budget: u64) -> u32 {
     let cap = budget * QUESTION_SHARE_MAX_PPM / 1_000_000;
     let mut tokens = 0u64;
     for c in found.iter().filter(|c| c.score >= best * GOOD_MATCH) {
-        tokens += c.text.len() as u64 / 4 + 1;
+        tokens += rough_tokens(&c.text, 1);
         if tokens >= cap {
             return QUESTION_SHARE_MAX_PPM as u32;
         }
