@@ -31,6 +31,7 @@ pub mod postings;
 pub mod retrieve;
 pub mod seam;
 pub mod semantic;
+pub mod speaker;
 pub mod when;
 
 use std::collections::{BTreeMap, BTreeSet};

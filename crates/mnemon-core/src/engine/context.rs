@@ -393,6 +393,7 @@ impl<S: EngineStore + SearchStore + ?Sized> Engine<S> {
                             })?;
                         warnings.extend(warning);
                         let ranked = self.in_the_span_named(q, ranked)?;
+                        let ranked = crate::assemble::speaker::said_by_the_one_named(q, ranked);
                         let mut ranked = with_neighbours(self.store(), ranked)?;
                         if let Some(before) = req.messages_before {
                             ranked.retain(|r| !is_message_from(r, before));

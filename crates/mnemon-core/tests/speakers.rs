@@ -1,0 +1,80 @@
+//! A question about one speaker of a conversation: what they said leads
+//! the fragments, through the whole engine (retrieval, the speaker cue,
+//! the allocator).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic with its message is the failure report"
+)]
+
+use mnemon_conformance::InMemoryStore;
+use mnemon_conformance::{SteppingClock, T0, engine};
+use mnemon_core::assemble::{BudgetPlan, Format};
+use mnemon_core::engine::{ContextRequest, Engine};
+use mnemon_core::importance::Role;
+use mnemon_core::memory::NewMessage;
+
+fn chat(turns: &[(&str, &str)]) -> Engine<InMemoryStore> {
+    let e = engine(
+        InMemoryStore::new(),
+        1_000_000,
+        SteppingClock::starting(T0),
+        "speakers",
+    );
+    for (i, (who, text)) in turns.iter().enumerate() {
+        e.message(NewMessage {
+            role: if i % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            },
+            content: format!("{who}: {text}"),
+            agent: None,
+            tokens: None,
+        })
+        .unwrap();
+    }
+    e
+}
+
+fn context(e: &Engine<InMemoryStore>, query: &str) -> String {
+    e.context(&ContextRequest {
+        plan: BudgetPlan::preset("qa").unwrap(),
+        budget: Some(2_000),
+        query: Some(query.into()),
+        format: Format::Markdown,
+        chat: mnemon_core::tokens::ChatFormat::OPENAI,
+        messages_before: None,
+    })
+    .unwrap()
+    .text
+}
+
+const KATE: &str = "I finally got the job at the animal clinic";
+const BEN: &str = "Kate, my job at the bank is dull";
+
+fn turns() -> Vec<(&'static str, &'static str)> {
+    let mut t = vec![("Kate", KATE), ("Ben", BEN)];
+    for _ in 0..20 {
+        t.push(("Kate", "Sounds good, see you then"));
+        t.push(("Ben", "Sure, talk soon"));
+    }
+    t
+}
+
+#[test]
+fn a_question_about_one_speaker_leads_with_what_they_said() {
+    let text = context(&chat(&turns()), "What job did Kate get?");
+    let kate = text.find(KATE).expect("Kate's turn is sent");
+    let ben = text.find(BEN).expect("Ben's turn is sent");
+    assert!(kate < ben, "{text}");
+}
+
+#[test]
+fn a_question_about_both_keeps_the_words_order() {
+    let text = context(&chat(&turns()), "What jobs do Kate and Ben have?");
+    let kate = text.find(KATE).expect("Kate's turn is sent");
+    let ben = text.find(BEN).expect("Ben's turn is sent");
+    assert!(ben < kate, "{text}");
+}
