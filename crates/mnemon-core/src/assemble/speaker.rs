@@ -49,9 +49,8 @@ pub fn said_by_the_one_named(query: &str, mut ranked: Vec<Ranked>) -> Vec<Ranked
     let [one] = named.as_slice() else {
         return ranked;
     };
-    let one = one.to_string();
     for (r, s) in ranked.iter_mut().zip(&speakers) {
-        if s.as_deref() == Some(one.as_str()) {
+        if s.as_deref() == Some(*one) {
             r.score *= SPEAKER_BOOST;
         }
     }
