@@ -423,6 +423,24 @@ fn gather<S: SearchStore + ?Sized>(
     Ok(hits)
 }
 
+/// `ranked` with the records `picked` (by their place and record) scored
+/// `factor` times higher, sorted again: the form of every cue that raises
+/// records a question points at without naming their words (a date span,
+/// a speaker).
+pub(crate) fn raise(
+    mut ranked: Vec<Ranked>,
+    factor: f64,
+    picked: impl Fn(usize, &Ranked) -> bool,
+) -> Vec<Ranked> {
+    for (i, r) in ranked.iter_mut().enumerate() {
+        if picked(i, r) {
+            r.score *= factor;
+        }
+    }
+    ranked.sort_by(|a, b| b.score.total_cmp(&a.score));
+    ranked
+}
+
 /// Adds `more` at `weight` to `ranked`. An id already there keeps the better
 /// of its two scores, or with `add` their sum: a record that matches both
 /// the question and the names its best answers mention is the bridge a

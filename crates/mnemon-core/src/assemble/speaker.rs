@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use super::retrieve::speakers_in;
+use super::retrieve::{raise, speakers_in};
 use super::seam::{HitSource, Ranked};
 
 /// How much a record said by the one speaker a question names is raised.
@@ -30,7 +30,7 @@ fn speaker_of(r: &Ranked) -> Option<String> {
 /// by [`SPEAKER_BOOST`], when the messages come from two speakers or more
 /// and the question names exactly one of them. A question naming both
 /// ("do Kate and Ben…") or none is left as it is.
-pub fn said_by_the_one_named(query: &str, mut ranked: Vec<Ranked>) -> Vec<Ranked> {
+pub fn said_by_the_one_named(query: &str, ranked: Vec<Ranked>) -> Vec<Ranked> {
     let speakers: Vec<Option<String>> = ranked.iter().map(speaker_of).collect();
     let known: HashSet<&str> = speakers.iter().flatten().map(String::as_str).collect();
     if known.len() < 2 {
@@ -49,13 +49,10 @@ pub fn said_by_the_one_named(query: &str, mut ranked: Vec<Ranked>) -> Vec<Ranked
     let [one] = named.as_slice() else {
         return ranked;
     };
-    for (r, s) in ranked.iter_mut().zip(&speakers) {
-        if s.as_deref() == Some(*one) {
-            r.score *= SPEAKER_BOOST;
-        }
-    }
-    ranked.sort_by(|a, b| b.score.total_cmp(&a.score));
-    ranked
+    let one = *one;
+    raise(ranked, SPEAKER_BOOST, |i, _| {
+        speakers[i].as_deref() == Some(one)
+    })
 }
 
 #[cfg(test)]

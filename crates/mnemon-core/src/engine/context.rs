@@ -4,7 +4,9 @@ use std::collections::BTreeMap;
 
 use super::{Engine, EngineError, EngineStore};
 use crate::assemble::neighbours::with_neighbours;
-use crate::assemble::retrieve::{Budget, HitSource, Ranked, SearchStore, offered_tokens, retrieve};
+use crate::assemble::retrieve::{
+    Budget, HitSource, Ranked, SearchStore, offered_tokens, raise, retrieve,
+};
 use crate::assemble::rough_tokens;
 use crate::assemble::semantic;
 use crate::assemble::{
@@ -187,7 +189,7 @@ impl<S: EngineStore + SearchStore + ?Sized> Engine<S> {
     fn in_the_span_named(
         &self,
         query: &str,
-        mut ranked: Vec<Ranked>,
+        ranked: Vec<Ranked>,
     ) -> Result<Vec<Ranked>, EngineError> {
         // Most questions name no span; they need not read the present.
         if !crate::assemble::when::names_span(query) {
@@ -205,14 +207,10 @@ impl<S: EngineStore + SearchStore + ?Sized> Engine<S> {
         let Some(span) = now.and_then(|now| crate::assemble::when::span(query, now)) else {
             return Ok(ranked);
         };
-        for r in &mut ranked {
+        Ok(raise(ranked, SPAN_BOOST, |_, r| {
             let log = crate::assemble::retrieve::LOG_SOURCES.contains(&r.hit.source);
-            if log && span.0 <= r.hit.at && r.hit.at < span.1 {
-                r.score *= SPAN_BOOST;
-            }
-        }
-        ranked.sort_by(|a, b| b.score.total_cmp(&a.score));
-        Ok(ranked)
+            log && span.0 <= r.hit.at && r.hit.at < span.1
+        }))
     }
 
     /// The records nearest the query's vector `q`, best first. Those the

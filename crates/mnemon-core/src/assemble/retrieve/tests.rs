@@ -288,3 +288,51 @@ mod common_word_tests {
         assert_eq!(small.len(), 3);
     }
 }
+
+mod raise_tests {
+    use crate::assemble::retrieve::{Hit, HitSource, Ranked, raise};
+    use crate::memory::Timestamp;
+
+    fn ranked(id: &str, score: f64) -> Ranked {
+        Ranked {
+            hit: Hit {
+                source: HitSource::Message,
+                id: id.into(),
+                text: id.into(),
+                bm25: 0.0,
+                at: Timestamp(0),
+                importance: 0.5,
+                row: 0,
+            },
+            score,
+        }
+    }
+
+    #[test]
+    fn the_picked_records_are_raised_by_the_factor_and_the_rest_keep_their_order() {
+        let out = raise(
+            vec![
+                ranked("a", 1.0),
+                ranked("b", 0.9),
+                ranked("c", 0.8),
+                ranked("d", 0.7),
+            ],
+            1.5,
+            |i, r| i == 3 || r.hit.id == "c",
+        );
+        let order: Vec<(&str, f64)> = out.iter().map(|r| (r.hit.id.as_str(), r.score)).collect();
+        assert_eq!(order[0].0, "c");
+        assert!((order[0].1 - 1.2).abs() < 1e-9);
+        assert_eq!(order[1].0, "d");
+        assert!((order[1].1 - 1.05).abs() < 1e-9);
+        assert_eq!(&order[2..], &[("a", 1.0), ("b", 0.9)]);
+    }
+
+    #[test]
+    fn nothing_picked_leaves_the_ranking_as_it_was() {
+        let out = raise(vec![ranked("a", 1.0), ranked("b", 0.5)], 2.0, |_, _| false);
+        let ids: Vec<&str> = out.iter().map(|r| r.hit.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b"]);
+        assert_eq!(out[1].score, 0.5);
+    }
+}
