@@ -234,17 +234,27 @@ fn names_in(text: &str) -> Vec<String> {
     out
 }
 
-/// The speakers of a text's `name:` lines, lower-cased: one word before
-/// the colon, as chat logs and transcripts label their turns.
+/// The speakers of a text's `name:` lines, lower-cased, as chat logs and
+/// transcripts label their turns: one word before the colon, or a full
+/// name of two or three capitalized words ("Fahim Khan: …", as exports
+/// from chat apps write it). Lower-case words before a colon ("To do: …")
+/// are a heading, not a person.
 pub(crate) fn speakers_in(text: &str) -> Vec<String> {
-    text.lines()
-        .filter_map(|l| {
-            let (name, _) = l.split_once(':')?;
-            let name = name.trim();
-            (!name.is_empty() && name.chars().all(char::is_alphanumeric))
-                .then(|| name.to_lowercase())
-        })
-        .collect()
+    text.lines().filter_map(label_of).collect()
+}
+
+/// The speaker label of one line, lower-cased (see [`speakers_in`]).
+fn label_of(line: &str) -> Option<String> {
+    let (name, _) = line.split_once(':')?;
+    let words: Vec<&str> = name.split(' ').filter(|w| !w.is_empty()).collect();
+    let alphanumeric = |w: &&str| w.chars().all(char::is_alphanumeric);
+    let capital = |w: &&str| w.chars().next().is_some_and(char::is_uppercase);
+    let label = match words.len() {
+        1 => words.iter().all(alphanumeric),
+        2 | 3 => words.iter().all(|w| alphanumeric(w) && capital(w)),
+        _ => false,
+    };
+    label.then(|| words.join(" ").to_lowercase())
 }
 
 /// Ranked hits for `query`. Names in the best hits that the query did not
@@ -319,6 +329,12 @@ pub fn retrieve<S: SearchStore + ?Sized>(
         .iter()
         .take(EXPANSION_HITS)
         .flat_map(|r| speakers_in(&r.hit.text))
+        .flat_map(|label| {
+            label
+                .split(' ')
+                .map(str::to_string)
+                .collect::<Vec<String>>()
+        })
         .collect();
     for r in ranked.iter().take(EXPANSION_HITS) {
         for lower in names_in(&r.hit.text) {

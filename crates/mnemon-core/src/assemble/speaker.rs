@@ -41,10 +41,16 @@ pub fn said_by_the_one_named(query: &str, ranked: Vec<Ranked>) -> Vec<Ranked> {
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .collect();
+    // A full name is named by its first word too: "Fahim" names the
+    // speaker labelled "Fahim Khan".
     let named: Vec<&str> = known
         .iter()
         .copied()
-        .filter(|s| words.contains(s))
+        .filter(|s| {
+            s.split(' ')
+                .next()
+                .is_some_and(|first| words.contains(first))
+        })
         .collect();
     let [one] = named.as_slice() else {
         return ranked;
@@ -123,6 +129,17 @@ mod tests {
                 "{q}"
             );
         }
+    }
+
+    #[test]
+    fn a_full_name_label_is_named_by_its_first_word() {
+        let mut full = chat();
+        for r in &mut full {
+            r.hit.text = r.hit.text.replace("Kate:", "Kate Olsen:");
+        }
+        let out = said_by_the_one_named("What is Kate's job?", full);
+        assert_eq!(ids(&out), ["m2", "m1", "doc:x", "o9", "m3"]);
+        assert!((out[0].score - 0.9 * SPEAKER_BOOST).abs() < 1e-9);
     }
 
     #[test]

@@ -14,6 +14,16 @@ mod name_tests {
     }
 
     #[test]
+    fn a_full_name_is_a_label_and_a_lower_case_heading_is_not() {
+        assert_eq!(
+            speakers_in("Fahim Khan: hi\nMary Ann Lee: yes\nTo do: x\nNext steps: y"),
+            vec!["fahim khan", "mary ann lee"]
+        );
+        assert!(speakers_in("One Two Three Four: too long for a name").is_empty());
+        assert!(speakers_in("Q3 Plan!: not a name").is_empty());
+    }
+
+    #[test]
     fn words_are_searched_by_their_stem() {
         let q: Vec<String> = [
             "organized",
@@ -201,6 +211,41 @@ mod common_word_tests {
         );
         let ids: Vec<&str> = hits.iter().map(|h| h.hit.id.as_str()).collect();
         assert_eq!(&ids[..2], ["m2", "m1"], "{ids:?}");
+    }
+
+    /// A label of a full name ("Fahim Khan:") is a speaker too: its second
+    /// word, capitalized mid-line, is no name for the second round.
+    #[test]
+    fn no_word_of_a_full_name_label_is_searched_again() {
+        let mut texts: Vec<String> = vec![
+            "Akib: so why do you cook so much, Fahim?".into(),
+            "Fahim Khan: my mother taught me to cook when I was young".into(),
+        ];
+        for i in 0..30 {
+            texts.push(format!("Fahim Khan: haha ok {i}"));
+            texts.push(format!("Akib: see you {i}"));
+        }
+        let log = Log {
+            source: HitSource::Message,
+            texts,
+            asked: RefCell::new(Vec::new()),
+        };
+        let hits = retrieve(
+            &log,
+            &CommonWords::default(),
+            "why does Fahim cook",
+            10,
+            None,
+        )
+        .unwrap();
+        assert!(
+            !log.asked.borrow().iter().any(|t| t.starts_with("khan")),
+            "searched again for the speaker: {:?}",
+            log.asked.borrow()
+        );
+        let mut ids: Vec<&str> = hits.iter().map(|h| h.hit.id.as_str()).take(2).collect();
+        ids.sort();
+        assert_eq!(ids, ["m1", "m2"]);
     }
 
     #[test]
