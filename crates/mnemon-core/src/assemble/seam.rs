@@ -97,6 +97,26 @@ pub struct Ranked {
     pub score: f64,
 }
 
+#[cfg(test)]
+impl Ranked {
+    /// A message whose text is its id (`m12`, row 12), scored `score`: the
+    /// record the tests of passes over a ranking reorder.
+    pub(crate) fn message(id: &str, score: f64) -> Ranked {
+        Ranked {
+            hit: Hit {
+                source: HitSource::Message,
+                id: id.into(),
+                text: id.into(),
+                bm25: 0.0,
+                at: crate::memory::Timestamp(0),
+                importance: 0.5,
+                row: id.get(1..).and_then(|n| n.parse().ok()).unwrap_or(0),
+            },
+            score,
+        }
+    }
+}
+
 /// Every index, in the order results are listed.
 pub const ALL_SOURCES: [HitSource; 6] = [
     HitSource::Operation,

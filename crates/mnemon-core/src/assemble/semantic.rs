@@ -280,22 +280,9 @@ pub fn fuse(lexical: Vec<Ranked>, semantic: Vec<Ranked>) -> Vec<Ranked> {
 mod tests {
     use super::super::index::dot;
     use super::*;
-    use crate::assemble::seam::{Hit, HitSource};
-    use crate::memory::Timestamp;
 
     fn ranked(id: &str, score: f64) -> Ranked {
-        Ranked {
-            hit: Hit {
-                source: HitSource::Message,
-                id: id.into(),
-                text: id.into(),
-                bm25: 0.0,
-                at: Timestamp(0),
-                importance: 0.5,
-                row: id[1..].parse().unwrap_or(0),
-            },
-            score,
-        }
+        Ranked::message(id, score)
     }
 
     #[test]

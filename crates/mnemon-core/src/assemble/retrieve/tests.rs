@@ -177,73 +177,61 @@ mod common_word_tests {
         assert_eq!(with.len(), 5);
     }
 
+    /// A two-person chat: the two turns `opening`, then thirty short
+    /// exchanges `filler` (each numbered) that name a speaker and nothing
+    /// else.
+    fn chat(opening: [&str; 2], filler: [&str; 2]) -> Log {
+        let mut texts: Vec<String> = opening.map(String::from).to_vec();
+        for i in 0..30 {
+            texts.extend(filler.map(|f| format!("{f} {i}")));
+        }
+        Log {
+            source: HitSource::Message,
+            texts,
+            asked: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The ids of the two best hits for `query`, once it is checked that no
+    /// word starting with `speaker` was searched for.
+    fn best_two_not_searching(log: &Log, query: &str, speaker: &str) -> Vec<String> {
+        let hits = retrieve(log, &CommonWords::default(), query, 10, None).unwrap();
+        assert!(
+            !log.asked.borrow().iter().any(|t| t.starts_with(speaker)),
+            "searched again for the speaker: {:?}",
+            log.asked.borrow()
+        );
+        hits.iter().take(2).map(|h| h.hit.id.clone()).collect()
+    }
+
     /// A two-person chat names the other speaker in many short turns; the
     /// second round must not raise them over the turn that answers (on
     /// LoCoMo such a turn, 8th by BM25, was ranked 494th).
     #[test]
     fn a_speakers_name_is_not_searched_again() {
-        let mut texts: Vec<String> = vec![
-            "John: Well, Maria, growing up I saw how poor education hurt my town".into(),
-            "Maria: that is why you care about education, John?".into(),
-        ];
-        for i in 0..30 {
-            texts.push(format!("John: Thanks, Maria! Talk soon {i}"));
-            texts.push(format!("Maria: Bye John {i}"));
-        }
-        let log = Log {
-            source: HitSource::Message,
-            texts,
-            asked: RefCell::new(Vec::new()),
-        };
-        let common = CommonWords::default();
-        let hits = retrieve(
-            &log,
-            &common,
-            "why does John care about education",
-            10,
-            None,
-        )
-        .unwrap();
-        assert!(
-            !log.asked.borrow().iter().any(|t| t.starts_with("maria")),
-            "searched again for the speaker: {:?}",
-            log.asked.borrow()
+        let log = chat(
+            [
+                "John: Well, Maria, growing up I saw how poor education hurt my town",
+                "Maria: that is why you care about education, John?",
+            ],
+            ["John: Thanks, Maria! Talk soon", "Maria: Bye John"],
         );
-        let ids: Vec<&str> = hits.iter().map(|h| h.hit.id.as_str()).collect();
-        assert_eq!(&ids[..2], ["m2", "m1"], "{ids:?}");
+        let ids = best_two_not_searching(&log, "why does John care about education", "maria");
+        assert_eq!(ids, ["m2", "m1"]);
     }
 
     /// A label of a full name ("Fahim Khan:") is a speaker too: its second
     /// word, capitalized mid-line, is no name for the second round.
     #[test]
     fn no_word_of_a_full_name_label_is_searched_again() {
-        let mut texts: Vec<String> = vec![
-            "Akib: so why do you cook so much, Fahim?".into(),
-            "Fahim Khan: my mother taught me to cook when I was young".into(),
-        ];
-        for i in 0..30 {
-            texts.push(format!("Fahim Khan: haha ok {i}"));
-            texts.push(format!("Akib: see you {i}"));
-        }
-        let log = Log {
-            source: HitSource::Message,
-            texts,
-            asked: RefCell::new(Vec::new()),
-        };
-        let hits = retrieve(
-            &log,
-            &CommonWords::default(),
-            "why does Fahim cook",
-            10,
-            None,
-        )
-        .unwrap();
-        assert!(
-            !log.asked.borrow().iter().any(|t| t.starts_with("khan")),
-            "searched again for the speaker: {:?}",
-            log.asked.borrow()
+        let log = chat(
+            [
+                "Akib: so why do you cook so much, Fahim?",
+                "Fahim Khan: my mother taught me to cook when I was young",
+            ],
+            ["Fahim Khan: haha ok", "Akib: see you"],
         );
-        let mut ids: Vec<&str> = hits.iter().map(|h| h.hit.id.as_str()).take(2).collect();
+        let mut ids = best_two_not_searching(&log, "why does Fahim cook", "khan");
         ids.sort();
         assert_eq!(ids, ["m1", "m2"]);
     }
@@ -335,22 +323,10 @@ mod common_word_tests {
 }
 
 mod raise_tests {
-    use crate::assemble::retrieve::{Hit, HitSource, Ranked, raise};
-    use crate::memory::Timestamp;
+    use crate::assemble::retrieve::{Ranked, raise};
 
     fn ranked(id: &str, score: f64) -> Ranked {
-        Ranked {
-            hit: Hit {
-                source: HitSource::Message,
-                id: id.into(),
-                text: id.into(),
-                bm25: 0.0,
-                at: Timestamp(0),
-                importance: 0.5,
-                row: 0,
-            },
-            score,
-        }
+        Ranked::message(id, score)
     }
 
     #[test]
