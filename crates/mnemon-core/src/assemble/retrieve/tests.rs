@@ -16,8 +16,8 @@ mod name_tests {
     #[test]
     fn a_full_name_is_a_label_and_a_lower_case_heading_is_not() {
         assert_eq!(
-            speakers_in("Fahim Khan: hi\nMary Ann Lee: yes\nTo do: x\nNext steps: y"),
-            vec!["fahim khan", "mary ann lee"]
+            speakers_in("Fahim Khan: hi\nMary Ann Lee: yes\n Ben\t: ok\nTo do: x\nNext steps: y"),
+            vec!["fahim khan", "mary ann lee", "ben"]
         );
         assert!(speakers_in("One Two Three Four: too long for a name").is_empty());
         assert!(speakers_in("Q3 Plan!: not a name").is_empty());
