@@ -244,7 +244,7 @@ pub(crate) fn speakers_in(text: &str) -> Vec<String> {
 }
 
 /// The speaker label of one line, lower-cased (see [`speakers_in`]).
-fn label_of(line: &str) -> Option<String> {
+pub(crate) fn label_of(line: &str) -> Option<String> {
     let (name, _) = line.split_once(':')?;
     let words: Vec<&str> = name.split_whitespace().collect();
     let alphanumeric = |w: &&str| w.chars().all(char::is_alphanumeric);

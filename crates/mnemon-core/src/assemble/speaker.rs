@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use super::retrieve::{raise, speakers_in};
+use super::retrieve::{label_of, raise};
 use super::seam::{HitSource, Ranked};
 
 /// How much a record said by the one speaker a question names is raised.
@@ -22,8 +22,7 @@ fn speaker_of(r: &Ranked) -> Option<String> {
     if r.hit.source != HitSource::Message {
         return None;
     }
-    let first = r.hit.text.lines().next()?;
-    speakers_in(first).pop()
+    label_of(r.hit.text.lines().next()?)
 }
 
 /// `ranked` with the messages said by the one speaker `query` names raised

@@ -325,18 +325,14 @@ mod common_word_tests {
 mod raise_tests {
     use crate::assemble::retrieve::{Ranked, raise};
 
-    fn ranked(id: &str, score: f64) -> Ranked {
-        Ranked::message(id, score)
-    }
-
     #[test]
     fn the_picked_records_are_raised_by_the_factor_and_the_rest_keep_their_order() {
         let out = raise(
             vec![
-                ranked("a", 1.0),
-                ranked("b", 0.9),
-                ranked("c", 0.8),
-                ranked("d", 0.7),
+                Ranked::message("a", 1.0),
+                Ranked::message("b", 0.9),
+                Ranked::message("c", 0.8),
+                Ranked::message("d", 0.7),
             ],
             1.5,
             |i, r| i == 3 || r.hit.id == "c",
@@ -351,7 +347,11 @@ mod raise_tests {
 
     #[test]
     fn nothing_picked_leaves_the_ranking_as_it_was() {
-        let out = raise(vec![ranked("a", 1.0), ranked("b", 0.5)], 2.0, |_, _| false);
+        let out = raise(
+            vec![Ranked::message("a", 1.0), Ranked::message("b", 0.5)],
+            2.0,
+            |_, _| false,
+        );
         let ids: Vec<&str> = out.iter().map(|r| r.hit.id.as_str()).collect();
         assert_eq!(ids, ["a", "b"]);
         assert_eq!(out[1].score, 0.5);
