@@ -298,7 +298,7 @@ pub fn outgoing(
         let mut blocks = extra.clone();
         blocks.push(&c.block);
         let tokens = cost(m, &req.system, &[&standing[..], kept].concat(), &blocks)? + tools;
-        if tokens + answer < ceiling {
+        if tokens + answer + recall_room(&last_user) < ceiling {
             return compacted(kept, &c.block, tokens);
         }
     }
@@ -462,6 +462,23 @@ const RECALL_SHARE: u64 = 15;
 /// Tokens kept clear of the compaction threshold when retrieval is added.
 const RECALL_MARGIN: u64 = 16;
 
+/// The least retrieval an in-force compaction must leave room for. The
+/// prefix it keeps is sent again while the conversation grows into the
+/// room above it; without a floor, the last requests before the next
+/// compaction would go without the older turns their question asks for
+/// (a fact of turn 2, asked at turn 150), so a new compaction makes room.
+const RECALL_FLOOR: u64 = 2 * MIN_BLOCK;
+
+/// What a request must leave free, besides its answer, to reuse the
+/// compaction in force: room for its question's retrieval, if it asks one.
+fn recall_room(question: &str) -> u64 {
+    if question.trim().is_empty() {
+        0
+    } else {
+        RECALL_MARGIN + RECALL_FLOOR
+    }
+}
+
 /// The framing a request costs with no messages (the reply priming).
 fn cost_of_nothing(m: &Mnemon) -> u64 {
     m.count_chat(&[]).unwrap_or(0)
@@ -576,3 +593,6 @@ fn build(
     fields.set("messages", raw_array(&items));
     fields.to_bytes()
 }
+
+#[cfg(test)]
+mod tests;
