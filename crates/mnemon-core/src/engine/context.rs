@@ -32,8 +32,14 @@ pub struct ContextRequest {
 /// How many fragments retrieval offers the allocator: enough to fill the
 /// budget with short records, at least 200, so a short record that
 /// matches well but ranks below long ones is still there to be packed.
+/// With meaning on, it is also how deep each list goes before fusion: a
+/// turn deep in one list and high in the other needs both to rank well.
+/// One per 15 tokens (rather than 25) raised recall at 4K and 8K on the
+/// development parts of REALTALK (+.006, +.007), LoCoMo (+.001 at 4K) and
+/// BEAM (+.015 at 4K), and lowered it nowhere; one per 10 lost at 8K on
+/// LoCoMo (BENCHMARKS.md, 2026-11-28).
 fn fragment_limit(budget: u64) -> usize {
-    ((budget / 25) as usize).max(200)
+    ((budget / 15) as usize).max(200)
 }
 
 /// The tokens `plan` leaves its fragments, estimated from what the other
