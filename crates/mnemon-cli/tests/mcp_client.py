@@ -113,6 +113,21 @@ async def exercise(client):
     check("flowerpot" not in await call(client, "search", {"query": "office key"}), "search forgot")
     ctx = await call(client, "context", {"budget": 800, "query": "where is the office key"})
     check("flowerpot" not in ctx, f"context forgot: {ctx}")
+    # Or by the id context's json format gives each item: the markdown sent to
+    # a model spends no tokens on ids.
+    await call(client, "record", {"type": "error",
+                                  "data": {"text": "The staging cert expired on the Quay proxy"}})
+    md = await call(client, "context", {"budget": 800, "query": "staging cert"})
+    lines = [line for line in md.splitlines() if "staging cert" in line]
+    check(lines and not any(line.startswith("[") for line in lines),
+          f"markdown without id labels: {md}")
+    listed = json.loads(await call(client, "context",
+                                   {"budget": 800, "query": "staging cert", "format": "json"}))
+    ids = [i["id"] for s in listed["sections"] for i in s["items"] if "staging cert" in i["text"]]
+    check(len(ids) == 1 and ids[0].startswith("o"), f"json names the record: {listed}")
+    await call(client, "forget", {"targets": ids})
+    ctx = await call(client, "context", {"budget": 800, "query": "staging cert"})
+    check("staging cert" not in ctx, f"forgotten by the listed id: {ctx}")
     bad = await call(client, "forget", {"targets": ["o999999"]}, ok=False)
     check("o999999" in bad, f"an unknown id is named: {bad}")
     bad = await call(client, "forget", {}, ok=False)

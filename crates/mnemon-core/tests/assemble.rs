@@ -249,14 +249,14 @@ fn a_fragment_too_long_to_fit_comes_in_as_its_best_sentences() {
     let whole = Candidate {
         id: "o7".into(),
         provenance: Vec::new(),
-        text: format!("[o7] {long}"),
+        text: long.clone(),
         score: 1.0,
         order: 0,
         role: None,
         excerpt: Some(Box::new(Candidate {
             id: "o7".into(),
             provenance: vec!["o7".into()],
-            text: format!("[o7 excerpt] {e}"),
+            text: e.clone(),
             score: 1.0,
             order: 0,
             role: None,
@@ -277,15 +277,69 @@ fn a_fragment_too_long_to_fit_comes_in_as_its_best_sentences() {
     let out = a.assemble(&plan, 120, &offers).unwrap();
     assert!(out.tokens <= 120);
     assert!(
-        out.text.contains("[o7 excerpt] Alice chose PostgreSQL"),
+        out.text
+            .contains("\nAlice chose PostgreSQL for the billing service.\n"),
         "{}",
         out.text
+    );
+    assert!(!out.text.contains("Lunch"), "{}", out.text);
+    assert_eq!(
+        out.sections[0].items[0].id, "o7",
+        "the excerpt names its record"
     );
     let out = a.assemble(&plan, 2_000, &offers).unwrap();
     assert!(
         out.text.contains("Lunch was late again."),
         "the whole record when it fits"
     );
+}
+
+#[test]
+fn fragments_carry_no_label_and_a_record_of_several_lines_stands_between_blank_lines() {
+    let counter = OpenAiBpe::new(Encoding::Cl100kBase);
+    let item = |id: &str, order: i64, text: &str| Candidate {
+        id: id.into(),
+        provenance: Vec::new(),
+        text: text.into(),
+        score: 1.0 - order as f64 / 10.0,
+        order,
+        role: None,
+        excerpt: None,
+        group: None,
+    };
+    let offers: BTreeMap<_, _> = [(
+        SectionKind::Fragments,
+        vec![
+            item("m1", 0, "Kevin: we land in Lisbon at nine"),
+            item("o2", 1, "plan:\n1. book the hotel\n2. rent a car"),
+            item("m3", 2, "Paola: bring the charger"),
+            item("m4", 3, "Kevin: and the adapter"),
+        ],
+    )]
+    .into_iter()
+    .collect();
+    let a = Assembler {
+        counter: &counter,
+        chat: CHATML,
+        format: Format::Markdown,
+    };
+    let plan = BudgetPlan::preset("qa").unwrap();
+    let out = a.assemble(&plan, 2_000, &offers).unwrap();
+    assert!(
+        out.text.contains(
+            "Kevin: we land in Lisbon at nine\n\nplan:\n1. book the hotel\n2. rent a car\n\nPaola: bring the charger\nKevin: and the adapter\n"
+        ),
+        "{}",
+        out.text
+    );
+    assert!(!out.text.contains("[m1]"), "{}", out.text);
+    assert_eq!(out.tokens, counter.count(&out.text) as u64);
+    let ids: Vec<&str> = out.sections[0]
+        .items
+        .iter()
+        .map(|i| i.id.as_str())
+        .collect();
+    assert_eq!(ids, ["m1", "o2", "m3", "m4"], "each line's record, by id");
 }
 
 #[test]

@@ -169,10 +169,13 @@ pub fn entities(most_urgent_first: &[Entity]) -> Vec<Candidate> {
 /// Each fragment carries an excerpt of its best sentences for `query`, for
 /// when the whole record does not fit; it is shown in relevance order.
 ///
-/// A fragment is a line `[m12] …`, without a list bullet: the label names
-/// the record for citing it, and at two tokens less per line a budget holds
-/// about 5 % more turns of a chat (recall rose at every budget on the
-/// development sets, BENCHMARKS.md 2026-11-26).
+/// A fragment is its record's text alone, without a list bullet or an id
+/// label: on a chat of 20-token turns a `[m417] ` label took 3 tokens a
+/// line, an eighth of a 16K context, and without it recall rose at every
+/// budget on every development set (BENCHMARKS.md, 2026-11-28). The id
+/// stays with the item (`ItemOut::id`, which `context --json`, the API and
+/// MCP's json format return), for `forget` and for citing; `search` shows
+/// it too.
 ///
 /// For a question about time ("when", "how long before", "last week") the
 /// records of the logs are shown under their day, `### 2024-03-15` (days
@@ -209,7 +212,7 @@ pub fn fragments(ranked: &[super::retrieve::Ranked], query: &str) -> Vec<Candida
                 Box::new(Candidate {
                     id: r.hit.id.clone(),
                     provenance: vec![r.hit.id.clone()],
-                    text: format!("[{} excerpt] {e}", r.hit.id),
+                    text: e,
                     score: r.score,
                     order: i as i64,
                     role: None,
@@ -220,7 +223,7 @@ pub fn fragments(ranked: &[super::retrieve::Ranked], query: &str) -> Vec<Candida
             let c = Candidate {
                 id: r.hit.id.clone(),
                 provenance: Vec::new(),
-                text: format!("[{}] {text}", r.hit.id),
+                text: text.to_string(),
                 score: r.score,
                 order: i as i64,
                 role: None,

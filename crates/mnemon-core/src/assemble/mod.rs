@@ -466,10 +466,13 @@ fn pieces(
             _ => "\n",
         };
         let mut group: Option<&str> = None;
+        // Whether the last piece is an item of this section (not a heading).
+        let mut after_item = false;
         for c in items {
             if let Some(g) = c.group.as_deref().filter(|g| group != Some(*g)) {
                 out.push((group_heading(g), "\n"));
                 group = Some(g);
+                after_item = false;
             }
             let text = match (kind, c.role) {
                 (SectionKind::RecentMessages, Some(r)) => {
@@ -477,7 +480,18 @@ fn pieces(
                 }
                 _ => fence::neutralize(&c.text).into_owned(),
             };
+            // A fragment of several lines stands apart, between blank
+            // lines: without a label, that is where a record begins and ends.
+            let sep = if kind == SectionKind::Fragments && text.contains('\n') {
+                if let Some(last) = out.last_mut().filter(|_| after_item) {
+                    last.1 = "\n\n";
+                }
+                "\n\n"
+            } else {
+                sep
+            };
             out.push((text, sep));
+            after_item = true;
         }
     }
     // Everything that came from memory sits inside one fence.

@@ -72,7 +72,9 @@ pub struct ContextArgs {
     /// tiers (default), qa, conversation, router, planner, phase:planning,
     /// phase:execution or phase:validation.
     pub preset: Option<String>,
-    /// markdown (default), json, or messages (an OpenAI chat list).
+    /// markdown (default; what to send a model), json (the markdown and each
+    /// item with its id, as `forget` takes it), or messages (an OpenAI chat
+    /// list).
     pub format: Option<String>,
 }
 
@@ -138,9 +140,9 @@ pub struct ResumeArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ForgetArgs {
-    /// Ids as search and context show them: `o12` (an operation), `m7` (a
-    /// message), `DR-a3f8b2c1` (a decision), or a hot item's or ended
-    /// session's id.
+    /// Ids as search shows them and context's json format lists them (each
+    /// item's `id`): `o12` (an operation), `m7` (a message), `DR-a3f8b2c1`
+    /// (a decision), or a hot item's or ended session's id.
     #[serde(default)]
     pub targets: Vec<String>,
     /// Phrases (4 characters or more): everything whose text holds one is
