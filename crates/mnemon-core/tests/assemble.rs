@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use mnemon_core::assemble::{
-    AssembleError, Assembler, BudgetPlan, Candidate, Format, PRESETS, SectionKind,
+    AssembleError, Assembled, Assembler, BudgetPlan, Candidate, Format, PRESETS, SectionKind,
 };
 use mnemon_core::importance::Role;
 use mnemon_core::tokens::{
@@ -294,6 +294,20 @@ fn a_fragment_too_long_to_fit_comes_in_as_its_best_sentences() {
     );
 }
 
+/// `items` offered as retrieved fragments, assembled as markdown with the
+/// `qa` preset and cl100k.
+fn fragments_as_markdown(items: Vec<Candidate>, budget: u64) -> (Assembled, BudgetPlan) {
+    let counter = OpenAiBpe::new(Encoding::Cl100kBase);
+    let offers: BTreeMap<_, _> = [(SectionKind::Fragments, items)].into_iter().collect();
+    let a = Assembler {
+        counter: &counter,
+        chat: CHATML,
+        format: Format::Markdown,
+    };
+    let plan = BudgetPlan::preset("qa").unwrap();
+    (a.assemble(&plan, budget, &offers).unwrap(), plan)
+}
+
 #[test]
 fn fragments_carry_no_label_and_a_record_of_several_lines_stands_between_blank_lines() {
     let counter = OpenAiBpe::new(Encoding::Cl100kBase);
@@ -307,24 +321,15 @@ fn fragments_carry_no_label_and_a_record_of_several_lines_stands_between_blank_l
         excerpt: None,
         group: None,
     };
-    let offers: BTreeMap<_, _> = [(
-        SectionKind::Fragments,
+    let (out, _) = fragments_as_markdown(
         vec![
             item("m1", 0, "Kevin: we land in Lisbon at nine"),
             item("o2", 1, "plan:\n1. book the hotel\n2. rent a car"),
             item("m3", 2, "Paola: bring the charger"),
             item("m4", 3, "Kevin: and the adapter"),
         ],
-    )]
-    .into_iter()
-    .collect();
-    let a = Assembler {
-        counter: &counter,
-        chat: CHATML,
-        format: Format::Markdown,
-    };
-    let plan = BudgetPlan::preset("qa").unwrap();
-    let out = a.assemble(&plan, 2_000, &offers).unwrap();
+        2_000,
+    );
     assert!(
         out.text.contains(
             "Kevin: we land in Lisbon at nine\n\nplan:\n1. book the hotel\n2. rent a car\n\nPaola: bring the charger\nKevin: and the adapter\n"
