@@ -172,7 +172,7 @@ pub fn entities(most_urgent_first: &[Entity]) -> Vec<Candidate> {
 /// A fragment is its record's text alone, without a list bullet or an id
 /// label: on a chat of 20-token turns a `[m417] ` label took 3 tokens a
 /// line, an eighth of a 16K context, and without it recall rose at every
-/// budget on every development set (BENCHMARKS.md, 2026-11-28). The id
+/// budget on every held-back set (BENCHMARKS.md, 2026-11-29). The id
 /// stays with the item (`ItemOut::id`, which `context --json`, the API and
 /// MCP's json format return), for `forget` and for citing; `search` shows
 /// it too.
