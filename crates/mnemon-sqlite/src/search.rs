@@ -72,18 +72,27 @@ fn search_sql(src: &SqlSource) -> String {
 /// The rows behind `keys`, written into the SQL: they are integers
 /// mnemon read from the index, and one statement per call beats
 /// hundreds of single-row lookups. `?1` is the project.
+///
+/// The project test (the filter's first term) is written `+project_id`,
+/// which SQLite reads as "use no index for this". Without statistics it
+/// otherwise took `operations_by_project (project_id, seq)` for the keys,
+/// and each row cost a seek in that index and another in the table: a
+/// third of the time of a context with retrieval by meaning at 100,000
+/// operations went to reading the records found (BENCHMARKS.md,
+/// 2026-11-29).
 fn records_sql(src: &SqlSource, keys: &[i64]) -> String {
     let list = keys
         .iter()
         .map(i64::to_string)
         .collect::<Vec<_>>()
         .join(",");
+    let filter = src.filter("?1");
+    debug_assert!(filter.starts_with(&format!("{}.project_id ", src.alias)));
     format!(
-        "SELECT {}, 0.0, {}, {key} FROM {} WHERE {key} IN ({list}) AND {}",
+        "SELECT {}, 0.0, {}, {key} FROM {} WHERE {key} IN ({list}) AND +{filter}",
         src.id_label_body,
         src.at_importance,
         src.table,
-        src.filter("?1"),
         key = src.key,
     )
 }
@@ -153,5 +162,41 @@ impl SearchStore for SqliteStore {
         stmt.query_map([&self.project_id], hit(kind))
             .and_then(|rows| rows.collect())
             .map_err(|e| self.err(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests: a panic is the failure report")]
+
+    use super::*;
+
+    /// Records are read by their keys in the table itself, whatever
+    /// indexes hold the project: one seek a row, not two. Short lists went
+    /// by the key before the project test was unindexed; a list as long as
+    /// a context's (hundreds) did not.
+    #[test]
+    fn records_are_read_by_their_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("mnemon.db")).unwrap();
+        let conn = store.conn();
+        for src in SOURCES.all() {
+            let keys: Vec<i64> = (1..=500).rev().collect();
+            let sql = records_sql(src, &keys);
+            let plan: Vec<String> = conn
+                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                .unwrap()
+                .query_map(["p"], |r| r.get::<_, String>(3))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            let outer = &plan[0];
+            assert!(
+                outer.contains("INTEGER PRIMARY KEY"),
+                "{:?}: {}",
+                src.kind,
+                plan.join("; ")
+            );
+        }
     }
 }

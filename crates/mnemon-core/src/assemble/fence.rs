@@ -25,18 +25,20 @@ const TAG: &str = "mnemon-memory";
 
 /// `text` with every tag-like `<mnemon-memory` / `</mnemon-memory`
 /// neutralized; borrowed when there is none (nearly always).
+///
+/// Every item is passed through here when it is counted and again when it
+/// is rendered, so the common case costs a search for `<` (memchr) and no
+/// allocation.
 pub fn neutralize(text: &str) -> Cow<'_, str> {
-    let bytes = text.as_bytes();
-    let starts: Vec<usize> = bytes
-        .iter()
-        .enumerate()
-        .filter(|&(i, &b)| b == b'<' && opens_tag(&text[i + 1..]))
+    let mut starts = text
+        .match_indices('<')
         .map(|(i, _)| i)
-        .collect();
-    if starts.is_empty() {
+        .filter(|&i| opens_tag(&text[i + 1..]))
+        .peekable();
+    if starts.peek().is_none() {
         return Cow::Borrowed(text);
     }
-    let mut out = String::with_capacity(text.len() + starts.len() * 2);
+    let mut out = String::with_capacity(text.len() + 2);
     let mut last = 0;
     for i in starts {
         out.push_str(&text[last..i]);

@@ -34,7 +34,7 @@ pub mod semantic;
 pub mod speaker;
 pub mod when;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Serialize;
 
@@ -199,7 +199,20 @@ impl Assembler<'_> {
         let mut used_ids: BTreeSet<&str> = BTreeSet::new();
         // The order items went in, so the exact fit removes the last first.
         let mut stack: Vec<(SectionKind, usize)> = Vec::new();
-        let cost = |c: &Candidate| self.line_cost(c);
+        // Each offer is weighed up to four times (its share, the leftovers,
+        // the excerpts' pass, and once more when taken); its line is
+        // rendered and looked up in the counter's cache only the first.
+        // Offers and their excerpts stay where they are for the whole
+        // call, so their addresses name them.
+        let costs: std::cell::RefCell<HashMap<*const Candidate, u64>> = Default::default();
+        let cost = |c: &Candidate| {
+            let known = costs.borrow().get(&std::ptr::from_ref(c)).copied();
+            known.unwrap_or_else(|| {
+                let n = self.line_cost(c);
+                costs.borrow_mut().insert(std::ptr::from_ref(c), n);
+                n
+            })
+        };
         let heading = |k: SectionKind| k.heading().map_or(2, |h| self.counter.count(h) as u64 + 2);
         let group_cost = |g: &str| self.counter.count(&format!("{}\n", group_heading(g))) as u64;
         // The groups each section has begun, whose headings are paid for.
