@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::{Engine, EngineError, EngineStore};
-use crate::assemble::neighbours::with_neighbours;
+use crate::assemble::neighbours::{filled_with_exchanges, with_neighbours};
 use crate::assemble::retrieve::{
     Budget, HitSource, Ranked, SearchStore, offered_tokens, raise, retrieve,
 };
@@ -398,7 +398,8 @@ impl<S: EngineStore + SearchStore + ?Sized> Engine<S> {
                         warnings.extend(warning);
                         let ranked = self.in_the_span_named(q, ranked)?;
                         let ranked = crate::assemble::speaker::said_by_the_one_named(q, ranked);
-                        let mut ranked = with_neighbours(self.store(), ranked)?;
+                        let ranked = with_neighbours(self.store(), ranked)?;
+                        let mut ranked = filled_with_exchanges(self.store(), ranked, room)?;
                         if let Some(before) = req.messages_before {
                             ranked.retain(|r| !is_message_from(r, before));
                         }
