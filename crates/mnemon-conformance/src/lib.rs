@@ -126,6 +126,27 @@ pub fn engine<S: mnemon_core::engine::EngineStore>(
         .with_runtime(std::sync::Arc::new(mnemon_threads::Threads))
 }
 
+/// The markdown context of `budget` tokens the `qa` preset assembles for
+/// `query`: what a question-answering agent is sent.
+pub fn qa_context<
+    S: mnemon_core::engine::EngineStore + mnemon_core::assemble::retrieve::SearchStore,
+>(
+    e: &mnemon_core::engine::Engine<S>,
+    query: &str,
+    budget: u64,
+) -> mnemon_core::assemble::Assembled {
+    use mnemon_core::assemble::{BudgetPlan, Format};
+    e.context(&mnemon_core::engine::ContextRequest {
+        plan: BudgetPlan::preset("qa").expect("the qa preset"),
+        budget: Some(budget),
+        query: Some(query.into()),
+        format: Format::Markdown,
+        chat: mnemon_core::tokens::ChatFormat::OPENAI,
+        messages_before: None,
+    })
+    .expect("a context")
+}
+
 /// How a test reaches a backend.
 pub trait Backend {
     type Store: mnemon_core::engine::EngineStore

@@ -9,11 +9,10 @@
 )]
 
 use mnemon_conformance::InMemoryStore;
-use mnemon_conformance::{SteppingClock, T0, engine};
+use mnemon_conformance::{SteppingClock, T0, engine, qa_context};
 use mnemon_core::assemble::neighbours::filled_with_exchanges;
 use mnemon_core::assemble::retrieve::{HitSource, Ranked, SearchStore};
-use mnemon_core::assemble::{BudgetPlan, Format};
-use mnemon_core::engine::{ContextRequest, Engine};
+use mnemon_core::engine::Engine;
 use mnemon_core::importance::Role;
 use mnemon_core::memory::NewMessage;
 
@@ -52,23 +51,10 @@ fn chat() -> Engine<InMemoryStore> {
     e
 }
 
-fn context(e: &Engine<InMemoryStore>, query: &str, budget: u64) -> String {
-    e.context(&ContextRequest {
-        plan: BudgetPlan::preset("qa").unwrap(),
-        budget: Some(budget),
-        query: Some(query.into()),
-        format: Format::Markdown,
-        chat: mnemon_core::tokens::ChatFormat::OPENAI,
-        messages_before: None,
-    })
-    .unwrap()
-    .text
-}
-
 #[test]
 fn the_turns_around_a_lone_match_fill_the_room_after_it() {
     let e = chat();
-    let text = context(&e, "Where was the freezing swim?", BUDGET);
+    let text = qa_context(&e, "Where was the freezing swim?", BUDGET).text;
     let matched = text.find(MATCHED).expect("the matching turn is sent");
     // Beyond the two rings of neighbours every best hit brings.
     let answer = text.find(ANSWER).expect("the turn three away is sent");

@@ -9,9 +9,8 @@
 )]
 
 use mnemon_conformance::InMemoryStore;
-use mnemon_conformance::{SteppingClock, T0, engine};
-use mnemon_core::assemble::{BudgetPlan, Format};
-use mnemon_core::engine::{ContextRequest, Engine};
+use mnemon_conformance::{SteppingClock, T0, engine, qa_context};
+use mnemon_core::engine::Engine;
 use mnemon_core::importance::Role;
 use mnemon_core::memory::NewMessage;
 
@@ -39,16 +38,7 @@ fn chat(turns: &[(&str, &str)]) -> Engine<InMemoryStore> {
 }
 
 fn context(e: &Engine<InMemoryStore>, query: &str) -> String {
-    e.context(&ContextRequest {
-        plan: BudgetPlan::preset("qa").unwrap(),
-        budget: Some(2_000),
-        query: Some(query.into()),
-        format: Format::Markdown,
-        chat: mnemon_core::tokens::ChatFormat::OPENAI,
-        messages_before: None,
-    })
-    .unwrap()
-    .text
+    qa_context(e, query, 2_000).text
 }
 
 const KATE: &str = "I finally got the job at the animal clinic";

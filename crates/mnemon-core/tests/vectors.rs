@@ -244,17 +244,7 @@ fn short_turns() -> Engine<InMemoryStore> {
 }
 
 fn fragments(e: &Engine<InMemoryStore>, budget: u64) -> mnemon_core::assemble::Assembled {
-    use mnemon_core::assemble::{BudgetPlan, Format};
-    use mnemon_core::engine::ContextRequest;
-    e.context(&ContextRequest {
-        plan: BudgetPlan::preset("qa").unwrap(),
-        budget: Some(budget),
-        query: Some("why did the zebra import fail".into()),
-        format: Format::Markdown,
-        chat: mnemon_core::tokens::ChatFormat::OPENAI,
-        messages_before: None,
-    })
-    .unwrap()
+    mnemon_conformance::qa_context(e, "why did the zebra import fail", budget)
 }
 
 /// The fragments a budget asks for are those of records of average length;
