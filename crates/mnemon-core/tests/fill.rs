@@ -105,3 +105,43 @@ fn fillers_come_ring_by_ring_below_every_found_record_and_stop_when_the_room_is_
     assert_eq!(rows.len(), 20);
     assert_eq!((rows[0], rows[19]), (196, 215));
 }
+
+/// A clock the test moves: a second per reading, and jumps on demand.
+#[derive(Debug)]
+struct Jumping(std::sync::atomic::AtomicI64);
+
+impl mnemon_core::memory::Clock for Jumping {
+    fn now(&self) -> mnemon_core::memory::Timestamp {
+        mnemon_core::memory::Timestamp(self.0.fetch_add(1_000, std::sync::atomic::Ordering::SeqCst))
+    }
+}
+
+#[test]
+fn a_turn_between_two_exchanges_joins_the_one_it_belongs_to() {
+    let clock = std::sync::Arc::new(Jumping(std::sync::atomic::AtomicI64::new(T0.0)));
+    let e = engine(InMemoryStore::new(), 1_000_000, clock.clone(), "fill");
+    let say = |text: &str| {
+        e.message(NewMessage::new(Role::User, text)).unwrap();
+    };
+    say("Monday's turn before"); // row 1
+    say("First exchange"); // row 2
+    clock
+        .0
+        .fetch_add(7 * 3_600_000, std::sync::atomic::Ordering::SeqCst);
+    say("Tuesday's turn between"); // row 3
+    say("Second exchange"); // row 4
+    let store = e.memory().store();
+    let found: Vec<Ranked> = store
+        .records(HitSource::Message, &[2, 4])
+        .unwrap()
+        .into_iter()
+        .map(|hit| Ranked { hit, score: 1.0 })
+        .collect();
+    assert_eq!(found[0].hit.row, 2, "the first exchange leads");
+    let filled = filled_with_exchanges(store, found, 1_000).unwrap();
+    let mut rows: Vec<i64> = filled[2..].iter().map(|r| r.hit.row).collect();
+    rows.sort_unstable();
+    // Row 3 is seven hours from row 2 and a second from row 4: it is
+    // brought by row 4, once. Row 1 is row 2's.
+    assert_eq!(rows, vec![1, 3]);
+}

@@ -125,30 +125,35 @@ pub fn filled_with_exchanges<S: SearchStore + ?Sized>(
     let mut held: HashSet<i64> = hubs.iter().map(|h| h.0).collect();
     let mut score = floor * FILL_WEIGHT;
     for ring in 1..=FILL_REACH {
-        let mut wanted: Vec<(i64, Timestamp)> = Vec::new();
-        for &(row, at) in &hubs {
-            for r in [row - ring, row + ring] {
-                if r > 0 && held.insert(r) {
-                    wanted.push((r, at));
-                }
-            }
-        }
+        // A turn beside two messages is tried with each (it may be an
+        // hour from one and a day from the other), and taken once.
+        let wanted: Vec<(i64, Timestamp)> = hubs
+            .iter()
+            .flat_map(|&(row, at)| [(row - ring, at), (row + ring, at)])
+            .filter(|(r, _)| *r > 0 && !held.contains(r))
+            .collect();
         if wanted.is_empty() {
             continue;
         }
-        let rows: Vec<i64> = wanted.iter().map(|w| w.0).collect();
+        let mut rows: Vec<i64> = wanted.iter().map(|w| w.0).collect();
+        rows.sort_unstable();
+        rows.dedup();
         let mut found: HashMap<i64, _> = store
             .records(source, &rows)?
             .into_iter()
             .map(|h| (h.row, h))
             .collect();
         for (row, at) in wanted {
+            let near = found
+                .get(&row)
+                .is_some_and(|hit| (hit.at.0 - at.0).abs() <= NEIGHBOUR_SPAN_MS);
+            if !near {
+                continue;
+            }
             let Some(hit) = found.remove(&row) else {
                 continue;
             };
-            if (hit.at.0 - at.0).abs() > NEIGHBOUR_SPAN_MS {
-                continue;
-            }
+            held.insert(row);
             offered += super::rough_tokens(&hit.text, 3);
             ranked.push(Ranked { hit, score });
             if offered >= want {
