@@ -108,13 +108,17 @@ pub fn filled_with_exchanges<S: SearchStore + ?Sized>(
 ) -> StoreResult<Vec<Ranked>> {
     let want = room + room / 4;
     let mut offered = offered_tokens(&ranked);
+    // With meaning on, nearly every context returns here.
+    if offered >= want {
+        return Ok(ranked);
+    }
     let source = HitSource::Message;
     let hubs: Vec<(i64, Timestamp)> = ranked
         .iter()
         .filter(|r| r.hit.source == source)
         .map(|r| (r.hit.row, r.hit.at))
         .collect();
-    if offered >= want || hubs.is_empty() {
+    if hubs.is_empty() {
         return Ok(ranked);
     }
     let floor = ranked
