@@ -245,7 +245,6 @@ fn a_fragment_too_long_to_fit_comes_in_as_its_best_sentences() {
         None
     );
 
-    let counter = OpenAiBpe::new(Encoding::Cl100kBase);
     let whole = Candidate {
         id: "o7".into(),
         provenance: Vec::new(),
@@ -265,16 +264,7 @@ fn a_fragment_too_long_to_fit_comes_in_as_its_best_sentences() {
         })),
         group: None,
     };
-    let plan = BudgetPlan::preset("qa").unwrap();
-    let offers: BTreeMap<_, _> = [(SectionKind::Fragments, vec![whole])]
-        .into_iter()
-        .collect();
-    let a = Assembler {
-        counter: &counter,
-        chat: CHATML,
-        format: Format::Markdown,
-    };
-    let out = a.assemble(&plan, 120, &offers).unwrap();
+    let out = fragments_as_markdown(vec![whole.clone()], 120);
     assert!(out.tokens <= 120);
     assert!(
         out.text
@@ -287,7 +277,7 @@ fn a_fragment_too_long_to_fit_comes_in_as_its_best_sentences() {
         out.sections[0].items[0].id, "o7",
         "the excerpt names its record"
     );
-    let out = a.assemble(&plan, 2_000, &offers).unwrap();
+    let out = fragments_as_markdown(vec![whole], 2_000);
     assert!(
         out.text.contains("Lunch was late again."),
         "the whole record when it fits"
@@ -296,7 +286,7 @@ fn a_fragment_too_long_to_fit_comes_in_as_its_best_sentences() {
 
 /// `items` offered as retrieved fragments, assembled as markdown with the
 /// `qa` preset and cl100k.
-fn fragments_as_markdown(items: Vec<Candidate>, budget: u64) -> (Assembled, BudgetPlan) {
+fn fragments_as_markdown(items: Vec<Candidate>, budget: u64) -> Assembled {
     let counter = OpenAiBpe::new(Encoding::Cl100kBase);
     let offers: BTreeMap<_, _> = [(SectionKind::Fragments, items)].into_iter().collect();
     let a = Assembler {
@@ -304,8 +294,8 @@ fn fragments_as_markdown(items: Vec<Candidate>, budget: u64) -> (Assembled, Budg
         chat: CHATML,
         format: Format::Markdown,
     };
-    let plan = BudgetPlan::preset("qa").unwrap();
-    (a.assemble(&plan, budget, &offers).unwrap(), plan)
+    a.assemble(&BudgetPlan::preset("qa").unwrap(), budget, &offers)
+        .unwrap()
 }
 
 #[test]
@@ -321,7 +311,7 @@ fn fragments_carry_no_label_and_a_record_of_several_lines_stands_between_blank_l
         excerpt: None,
         group: None,
     };
-    let (out, _) = fragments_as_markdown(
+    let out = fragments_as_markdown(
         vec![
             item("m1", 0, "Kevin: we land in Lisbon at nine"),
             item("o2", 1, "plan:\n1. book the hotel\n2. rent a car"),
