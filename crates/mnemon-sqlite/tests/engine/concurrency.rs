@@ -66,27 +66,49 @@ fn one_engine_shared_by_threads_and_several_engines_on_one_file() {
 
     // Four engines on one database file, as four processes would be: the
     // compare-and-set on the engine state keeps their accounting whole.
+    //
+    // Each engine checks the line before it writes, but four can pass that
+    // check together, and a refresh that keeps losing its race to the
+    // others' writes is left to them rather than failing a write that
+    // committed. So a write may answer with the window past the line by at
+    // most what the three other engines wrote beside it (a loaded 2-core
+    // machine showed it once); the window left at the end is under it.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mnemon.db");
     SqliteStore::open(&path).unwrap();
-    std::thread::scope(|s| {
-        for t in 0..4u64 {
-            let path = path.clone();
-            s.spawn(move || {
-                let e = engine(
-                    SqliteStore::open(&path).unwrap(),
-                    8_192,
-                    SteppingClock::starting(T0),
-                    "shared",
-                );
-                let mut rng = Lcg(t);
-                for i in 0..100 {
-                    let out = e.record(mixed(i, &mut rng, 60).0).unwrap();
-                    assert!(out.status.window.used < emergency);
-                }
-            });
-        }
+    let answers: Vec<(u64, u64)> = std::thread::scope(|s| {
+        let writers: Vec<_> = (0..4u64)
+            .map(|t| {
+                let path = path.clone();
+                s.spawn(move || {
+                    let e = engine(
+                        SqliteStore::open(&path).unwrap(),
+                        8_192,
+                        SteppingClock::starting(T0),
+                        "shared",
+                    );
+                    let mut rng = Lcg(t);
+                    (0..100)
+                        .map(|i| {
+                            let out = e.record(mixed(i, &mut rng, 60).0).unwrap();
+                            (out.status.window.used, out.value.tokens)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        writers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
     });
+    let largest = answers.iter().map(|a| a.1).max().unwrap();
+    for (used, _) in &answers {
+        assert!(
+            *used < emergency + 3 * largest,
+            "{used} tokens answered, the line is {emergency} and no write is over {largest}"
+        );
+    }
     let e = engine(
         SqliteStore::open(&path).unwrap(),
         8_192,
