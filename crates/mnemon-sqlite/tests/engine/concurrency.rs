@@ -71,13 +71,14 @@ fn one_engine_shared_by_threads_and_several_engines_on_one_file() {
     // check together, and a refresh that keeps losing its race to the
     // others' writes is left to them rather than failing a write that
     // committed. So a write may answer with the window past the line by at
-    // most what the three other engines wrote beside it (a loaded 2-core
+    // most what the other engines wrote beside it (a loaded 2-core
     // machine showed it once); the window left at the end is under it.
+    const ENGINES: u64 = 4;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mnemon.db");
     SqliteStore::open(&path).unwrap();
     let answers: Vec<(u64, u64)> = std::thread::scope(|s| {
-        let writers: Vec<_> = (0..4u64)
+        let writers: Vec<_> = (0..ENGINES)
             .map(|t| {
                 let path = path.clone();
                 s.spawn(move || {
@@ -105,7 +106,7 @@ fn one_engine_shared_by_threads_and_several_engines_on_one_file() {
     let largest = answers.iter().map(|a| a.1).max().unwrap();
     for (used, _) in &answers {
         assert!(
-            *used < emergency + 3 * largest,
+            *used < emergency + (ENGINES - 1) * largest,
             "{used} tokens answered, the line is {emergency} and no write is over {largest}"
         );
     }
