@@ -407,6 +407,16 @@ pub fn search_finds_every_tier<B: Backend>(b: &B) {
             "search reaches {source:?}: {hits:?}"
         );
     }
+    // Who said a message travels with it (cues raise what one party
+    // said); other records are nobody's turn.
+    for h in &hits {
+        let role = (h.source == HitSource::Message).then(|| "user".to_string());
+        assert_eq!(h.role, role, "{h:?}");
+    }
+    let said = s.postings(HitSource::Message, "kestrel", 10).unwrap();
+    let read = s.records(HitSource::Message, &said).unwrap();
+    assert_eq!(read.len(), 1, "{read:?}");
+    assert_eq!(read[0].role.as_deref(), Some("user"));
     assert!(
         s.search("zzzyqx", 10, &[HitSource::Operation])
             .unwrap()

@@ -71,3 +71,49 @@ fn a_question_about_one_speaker_leads_with_what_they_said() {
 fn a_question_about_both_keeps_the_words_order() {
     assert!(!kate_first("What jobs do Kate and Ben have?"));
 }
+
+const MINE: &str = "I want the backup job to run nightly";
+const ANSWER: &str = "A backup job can run nightly, weekly or hourly: a nightly backup job suits \
+                      most teams, and each backup job writes its own log";
+
+/// An agent's conversation as it is stored: roles, and no label in the
+/// text. Whether the user's turn comes before the assistant's answer in
+/// the context for `query`; both must be sent.
+fn mine_first(query: &str) -> bool {
+    let e = engine(
+        InMemoryStore::new(),
+        1_000_000,
+        SteppingClock::starting(T0),
+        "own words",
+    );
+    let mut turns = vec![(Role::User, MINE), (Role::Assistant, ANSWER)];
+    for _ in 0..20 {
+        turns.push((Role::User, "Thanks, that helps"));
+        turns.push((Role::Assistant, "Glad to help"));
+    }
+    for (role, text) in turns {
+        e.message(NewMessage {
+            role,
+            content: text.into(),
+            agent: None,
+            tokens: None,
+        })
+        .unwrap();
+    }
+    let text = context(&e, query);
+    let mine = text.find(MINE).expect("the user's turn is sent");
+    let answer = text.find(ANSWER).expect("the answer is sent");
+    mine < answer
+}
+
+#[test]
+fn asking_what_i_brought_up_leads_with_my_own_turns() {
+    assert!(mine_first(
+        "What did I mention about the backup job in our conversations?"
+    ));
+}
+
+#[test]
+fn a_question_about_the_topic_keeps_the_words_order() {
+    assert!(!mine_first("How often can a backup job run?"));
+}

@@ -38,6 +38,7 @@ fn hit(
         at,
         importance,
         row: key,
+        role: source.role_of(label),
     }
 }
 

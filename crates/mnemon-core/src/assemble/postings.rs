@@ -458,6 +458,7 @@ mod reading_tests {
                         at: Timestamp(*r),
                         importance: 0.5,
                         row: *r,
+                        role: None,
                     })
                 })
                 .collect())

@@ -41,6 +41,12 @@ impl HitSource {
         }
     }
 
+    /// Who said a record, from the label a store reads with it: a
+    /// message's role; other records are nobody's turn.
+    pub fn role_of(self, label: &str) -> Option<String> {
+        (self == HitSource::Message).then(|| label.to_string())
+    }
+
     /// A record's text as retrieval shows it, from the label and body a
     /// store reads (an operation's kind and data, a decision's title and
     /// decision, ...). Stored operation data is serde's compact JSON, which
@@ -74,6 +80,11 @@ pub struct Hit {
     /// The record's key in its index (what [`SearchStore::postings`] lists).
     #[serde(skip)]
     pub row: i64,
+    /// A message's role as stored (`user`, `assistant`, ...); `None` for
+    /// other records. A message's text has no label of its own, and the
+    /// cues that raise what one party said need to know who spoke.
+    #[serde(skip)]
+    pub role: Option<String>,
 }
 
 /// The tokens retrieved text competes for, and how to count them.
@@ -111,6 +122,7 @@ impl Ranked {
                 at: crate::memory::Timestamp(0),
                 importance: 0.5,
                 row: id.get(1..).and_then(|n| n.parse().ok()).unwrap_or(0),
+                role: None,
             },
             score,
         }

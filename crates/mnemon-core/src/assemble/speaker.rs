@@ -1,5 +1,7 @@
 //! A question about one of a conversation's speakers is mostly answered by
-//! what that speaker said: people tell their own news, jobs and plans.
+//! what that speaker said: people tell their own news, jobs and plans. A
+//! user asking in the first person what they said ("the order in which I
+//! brought up…") names themselves.
 
 use std::collections::HashSet;
 
@@ -15,20 +17,62 @@ use super::seam::{HitSource, Ranked};
 /// (BENCHMARKS.md, 2026-11-28).
 pub const SPEAKER_BOOST: f64 = 1.2;
 
-/// The speaker of a message: the label of its first line (`Kate: …`),
-/// lower-cased. Operations are left out: a label there is a kind of step
-/// ("error: …"), not a person.
+/// How much the user's own turns are raised when a question asks in the
+/// first person what was said in the conversation. On BEAM's development
+/// chats the evidence of such a question (the order in which the user
+/// brought topics up) is the user's turns alone, and long answers around
+/// them match its words as well. 2 measured best of 1.5, 2 and 3, and
+/// raised recall at every budget (BENCHMARKS.md, 2026-11-29); the cue
+/// fires on no question of the other development sets.
+pub const OWN_WORDS_BOOST: f64 = 2.0;
+
+/// The speaker a question in the first person names: the role of a user's
+/// messages (and the label chat exports give them).
+const USER: &str = "user";
+
+/// Words of a question about what was said in the conversation, rather
+/// than about the world: "what did I mention", "throughout our
+/// conversations".
+const SAID: &[&str] = &[
+    "brought up",
+    "mention",
+    "told you",
+    "i asked",
+    "i said",
+    "i shared",
+    "our conversation",
+    "our discussion",
+    "our chat",
+];
+
+/// The speaker of a message: the label of its first line (`Kate: …`), as
+/// chat logs and transcripts write it, or else its role, lower-cased.
+/// Operations are left out: a label there is a kind of step ("error: …"),
+/// not a person.
 fn speaker_of(r: &Ranked) -> Option<String> {
     if r.hit.source != HitSource::Message {
         return None;
     }
-    label_of(r.hit.text.lines().next()?)
+    r.hit
+        .text
+        .lines()
+        .next()
+        .and_then(label_of)
+        .or_else(|| r.hit.role.as_deref().map(str::to_lowercase))
+}
+
+/// Whether `lower` (a lower-cased question, `words` its words) asks in the
+/// first person what was said in the conversation.
+fn asks_what_i_said(lower: &str, words: &HashSet<&str>) -> bool {
+    ["i", "my", "me"].iter().any(|w| words.contains(w)) && SAID.iter().any(|s| lower.contains(s))
 }
 
 /// `ranked` with the messages said by the one speaker `query` names raised
 /// by [`SPEAKER_BOOST`], when the messages come from two speakers or more
 /// and the question names exactly one of them. A question naming both
-/// ("do Kate and Ben…") or none is left as it is.
+/// ("do Kate and Ben…") or none is left as it is, unless it asks in the
+/// first person what was said and one speaker is the user: their turns
+/// are raised by [`OWN_WORDS_BOOST`].
 pub fn said_by_the_one_named(query: &str, ranked: Vec<Ranked>) -> Vec<Ranked> {
     let speakers: Vec<Option<String>> = ranked.iter().map(speaker_of).collect();
     let known: HashSet<&str> = speakers.iter().flatten().map(String::as_str).collect();
@@ -51,13 +95,12 @@ pub fn said_by_the_one_named(query: &str, ranked: Vec<Ranked>) -> Vec<Ranked> {
                 .is_some_and(|first| words.contains(first))
         })
         .collect();
-    let [one] = named.as_slice() else {
-        return ranked;
+    let (one, boost) = match named.as_slice() {
+        [one] => (*one, SPEAKER_BOOST),
+        [] if known.contains(USER) && asks_what_i_said(&lower, &words) => (USER, OWN_WORDS_BOOST),
+        _ => return ranked,
     };
-    let one = *one;
-    raise(ranked, SPEAKER_BOOST, |i, _| {
-        speakers[i].as_deref() == Some(one)
-    })
+    raise(ranked, boost, |i, _| speakers[i].as_deref() == Some(one))
 }
 
 #[cfg(test)]
@@ -76,6 +119,7 @@ mod tests {
                 at: Timestamp(0),
                 importance: 0.5,
                 row: 0,
+                role: None,
             },
             score,
         }
@@ -149,5 +193,77 @@ mod tests {
         let out = said_by_the_one_named("What did Ben say about his job?", one);
         assert_eq!(ids(&out).join(","), before);
         assert_eq!(out[0].score, 1.0);
+    }
+
+    /// A user and an assistant, as an agent's messages are stored: no
+    /// label in the text, the role beside it.
+    fn by_role() -> Vec<Ranked> {
+        let mut out = vec![
+            said(
+                "m2",
+                HitSource::Message,
+                "The backup job can run nightly.",
+                1.0,
+            ),
+            said(
+                "m1",
+                HitSource::Message,
+                "I want the backup job nightly.",
+                0.7,
+            ),
+            said("m3", HitSource::Message, "Nightly it is.", 0.4),
+        ];
+        for (r, role) in out.iter_mut().zip(["assistant", "user", "assistant"]) {
+            r.hit.role = Some(role.into());
+        }
+        out
+    }
+
+    #[test]
+    fn asking_what_i_said_raises_the_users_turns() {
+        for q in [
+            "What did I mention about the backup job?",
+            "In which order did I bring up the backup job throughout our conversations?",
+        ] {
+            let out = said_by_the_one_named(q, by_role());
+            assert_eq!(ids(&out), ["m1", "m2", "m3"], "{q}");
+            assert!((out[0].score - 0.7 * OWN_WORDS_BOOST).abs() < 1e-9);
+        }
+        // Chat exports label the turns in the text instead.
+        let mut labelled = by_role();
+        for r in &mut labelled {
+            r.hit.text = format!("{}: {}", r.hit.role.take().unwrap(), r.hit.text);
+        }
+        let out = said_by_the_one_named("What did I mention about the backup job?", labelled);
+        assert_eq!(ids(&out), ["m1", "m2", "m3"]);
+    }
+
+    #[test]
+    fn a_first_person_question_about_the_world_is_left_alone() {
+        for q in [
+            "How often does my backup job run?",
+            "What did they mention about the backup job?",
+        ] {
+            assert_eq!(
+                ids(&said_by_the_one_named(q, by_role())),
+                ["m2", "m1", "m3"],
+                "{q}"
+            );
+        }
+        // Without a user among the speakers, "I" names nobody.
+        let mut two_people = chat();
+        two_people.retain(|r| r.hit.source == HitSource::Message);
+        let before = ids(&two_people).join(",");
+        let out = said_by_the_one_named("What did I mention about my job?", two_people);
+        assert_eq!(ids(&out).join(","), before);
+    }
+
+    #[test]
+    fn a_role_names_its_speaker_when_the_text_has_no_label() {
+        let out = said_by_the_one_named("What did the user want?", by_role());
+        let score = |id: &str| out.iter().find(|r| r.hit.id == id).unwrap().score;
+        assert!((score("m1") - 0.7 * SPEAKER_BOOST).abs() < 1e-9);
+        assert_eq!(score("m2"), 1.0);
+        assert_eq!(score("m3"), 0.4);
     }
 }

@@ -226,6 +226,7 @@ pub fn hit<C: Columns + ?Sized>(kind: HitSource, r: &C) -> Result<Hit, C::Error>
         at: Timestamp(r.int(4)?),
         importance: r.real(5)?,
         row: r.int(6)?,
+        role: kind.role_of(&label),
     })
 }
 

@@ -82,6 +82,7 @@ mod tests {
             at: Timestamp(0),
             importance: 0.5,
             row: 0,
+            role: None,
         }
     }
 

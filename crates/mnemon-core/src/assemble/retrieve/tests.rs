@@ -130,6 +130,7 @@ mod common_word_tests {
                     at: Timestamp(*r),
                     importance: 0.5,
                     row: *r,
+                    role: None,
                 })
                 .collect())
         }
