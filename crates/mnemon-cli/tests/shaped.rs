@@ -1,7 +1,8 @@
 //! A question shapes every context, through the CLI as a user runs it: the
 //! record the question names leads what is sent whatever the preset, an
-//! empty document is never sent as a match, and a refresh never leaves
-//! the window fuller.
+//! empty document is never sent as a match, a user asking what they said
+//! gets their own turns first, and a refresh never leaves the window
+//! fuller.
 
 #![allow(
     clippy::unwrap_used,
@@ -151,4 +152,58 @@ fn a_note_is_found_by_a_question_and_not_pinned() {
         ],
     );
     assert!(asked.contains("every 45 days"), "{asked}");
+}
+
+const MINE: &str = "I want the backup job to run nightly";
+const ANSWER: &str = "A backup job can run nightly, weekly or hourly: a nightly backup job suits most teams, and each backup job writes its own log";
+
+/// The places of the user's turn and of the assistant's answer among the
+/// fragments `mnemon context --query QUERY` sends, in a conversation
+/// recorded with `mnemon message --role`.
+fn places(query: &str) -> (usize, usize) {
+    let p = project();
+    ok(p.path(), &["message", "--role", "user", MINE]);
+    ok(p.path(), &["message", "--role", "assistant", ANSWER]);
+    for _ in 0..5 {
+        ok(
+            p.path(),
+            &["message", "--role", "user", "Thanks, that helps"],
+        );
+        ok(
+            p.path(),
+            &["message", "--role", "assistant", "Glad to help"],
+        );
+    }
+    let out = json(
+        p.path(),
+        &[
+            "context", "--budget", "300", "--preset", "qa", "--query", query, "--json",
+        ],
+    );
+    let items: Vec<String> = out["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["kind"] == "fragments")
+        .flat_map(|s| s["items"].as_array().unwrap().iter())
+        .map(|i| i["text"].as_str().unwrap().to_string())
+        .collect();
+    let at = |t: &str| {
+        items
+            .iter()
+            .position(|i| i.contains(t))
+            .unwrap_or_else(|| panic!("{t:?} is not among the fragments: {out}"))
+    };
+    (at(MINE), at(ANSWER))
+}
+
+#[test]
+fn asking_what_i_brought_up_leads_with_my_own_turns() {
+    let (mine, answer) = places("What did I mention about the backup job in our conversations?");
+    assert!(mine < answer, "the user's turn comes first");
+    let (mine, answer) = places("Which backup job suits most teams, and where is its log?");
+    assert!(
+        answer < mine,
+        "a question about the topic keeps the words' order"
+    );
 }
