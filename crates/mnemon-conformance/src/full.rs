@@ -7,6 +7,7 @@ use std::sync::{Arc, Barrier};
 
 use mnemon_core::assemble::retrieve::{HitSource, SearchStore};
 use mnemon_core::engine::{EngineCommit, EngineState, EngineStore, StoredCheckpoint};
+use mnemon_core::importance::Role;
 use mnemon_core::memory::{
     Atomically, EntityDraft, EntityKind, EntityQuery, EntityStatus, EntityStore, NewEntity,
     NewOperation, OperationDraft, OperationLog, OperationQuery, Page, StoreError, StoreResult,
@@ -371,7 +372,7 @@ pub fn search_finds_every_tier<B: Backend>(b: &B) {
         .unwrap();
     }
     m.message(mnemon_core::memory::NewMessage::new(
-        mnemon_core::importance::Role::User,
+        Role::User,
         "the kestrel cache must stay warm",
     ))
     .unwrap();
@@ -410,13 +411,13 @@ pub fn search_finds_every_tier<B: Backend>(b: &B) {
     // Who said a message travels with it (cues raise what one party
     // said); other records are nobody's turn.
     for h in &hits {
-        let role = (h.source == HitSource::Message).then(|| "user".to_string());
+        let role = (h.source == HitSource::Message).then_some(Role::User);
         assert_eq!(h.role, role, "{h:?}");
     }
     let said = s.postings(HitSource::Message, "kestrel", 10).unwrap();
     let read = s.records(HitSource::Message, &said).unwrap();
     assert_eq!(read.len(), 1, "{read:?}");
-    assert_eq!(read[0].role.as_deref(), Some("user"));
+    assert_eq!(read[0].role, Some(Role::User));
     assert!(
         s.search("zzzyqx", 10, &[HitSource::Operation])
             .unwrap()

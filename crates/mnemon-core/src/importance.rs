@@ -26,7 +26,7 @@ pub enum Role {
 impl Role {
     pub const ALL: [Role; 4] = [Role::User, Role::Assistant, Role::System, Role::Tool];
 
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Role::User => "user",
             Role::Assistant => "assistant",

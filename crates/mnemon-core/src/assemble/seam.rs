@@ -43,8 +43,10 @@ impl HitSource {
 
     /// Who said a record, from the label a store reads with it: a
     /// message's role; other records are nobody's turn.
-    pub fn role_of(self, label: &str) -> Option<String> {
-        (self == HitSource::Message).then(|| label.to_string())
+    pub fn role_of(self, label: &str) -> Option<crate::importance::Role> {
+        (self == HitSource::Message)
+            .then(|| label.parse().ok())
+            .flatten()
     }
 
     /// A record's text as retrieval shows it, from the label and body a
@@ -84,7 +86,7 @@ pub struct Hit {
     /// other records. A message's text has no label of its own, and the
     /// cues that raise what one party said need to know who spoke.
     #[serde(skip)]
-    pub role: Option<String>,
+    pub role: Option<crate::importance::Role>,
 }
 
 /// The tokens retrieved text competes for, and how to count them.

@@ -28,7 +28,7 @@ pub const OWN_WORDS_BOOST: f64 = 2.0;
 
 /// The speaker a question in the first person names: the role of a user's
 /// messages (and the label chat exports give them).
-const USER: &str = "user";
+const USER: &str = crate::importance::Role::User.name();
 
 /// Words of a question about what was said in the conversation, rather
 /// than about the world: "what did I mention", "throughout our
@@ -58,7 +58,7 @@ fn speaker_of(r: &Ranked) -> Option<String> {
         .lines()
         .next()
         .and_then(label_of)
-        .or_else(|| r.hit.role.as_deref().map(str::to_lowercase))
+        .or_else(|| r.hit.role.map(|role| role.name().to_string()))
 }
 
 /// Whether `lower` (a lower-cased question, `words` its words) asks in the
@@ -107,6 +107,7 @@ pub fn said_by_the_one_named(query: &str, ranked: Vec<Ranked>) -> Vec<Ranked> {
 mod tests {
     use super::*;
     use crate::assemble::seam::{Hit, HitSource};
+    use crate::importance::Role;
     use crate::memory::Timestamp;
 
     fn said(id: &str, source: HitSource, text: &str, score: f64) -> Ranked {
@@ -213,8 +214,11 @@ mod tests {
             ),
             said("m3", HitSource::Message, "Nightly it is.", 0.4),
         ];
-        for (r, role) in out.iter_mut().zip(["assistant", "user", "assistant"]) {
-            r.hit.role = Some(role.into());
+        for (r, role) in out
+            .iter_mut()
+            .zip([Role::Assistant, Role::User, Role::Assistant])
+        {
+            r.hit.role = Some(role);
         }
         out
     }
