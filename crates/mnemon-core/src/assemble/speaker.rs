@@ -3,6 +3,7 @@
 //! user asking in the first person what they said ("the order in which I
 //! brought up…") names themselves.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use super::retrieve::{label_of, raise};
@@ -46,10 +47,12 @@ const SAID: &[&str] = &[
 ];
 
 /// The speaker of a message: the label of its first line (`Kate: …`), as
-/// chat logs and transcripts write it, or else its role, lower-cased.
+/// chat logs and transcripts write it, or else its role. The role's name is
+/// borrowed: an agent's messages carry no label, and a context ranks
+/// hundreds of them.
 /// Operations are left out: a label there is a kind of step ("error: …"),
 /// not a person.
-fn speaker_of(r: &Ranked) -> Option<String> {
+fn speaker_of(r: &Ranked) -> Option<Cow<'static, str>> {
     if r.hit.source != HitSource::Message {
         return None;
     }
@@ -58,7 +61,8 @@ fn speaker_of(r: &Ranked) -> Option<String> {
         .lines()
         .next()
         .and_then(label_of)
-        .or_else(|| r.hit.role.map(|role| role.name().to_string()))
+        .map(Cow::Owned)
+        .or_else(|| r.hit.role.map(|role| Cow::Borrowed(role.name())))
 }
 
 /// Whether `lower` (a lower-cased question, `words` its words) asks in the
@@ -74,8 +78,8 @@ fn asks_what_i_said(lower: &str, words: &HashSet<&str>) -> bool {
 /// first person what was said and one speaker is the user: their turns
 /// are raised by [`OWN_WORDS_BOOST`].
 pub fn said_by_the_one_named(query: &str, ranked: Vec<Ranked>) -> Vec<Ranked> {
-    let speakers: Vec<Option<String>> = ranked.iter().map(speaker_of).collect();
-    let known: HashSet<&str> = speakers.iter().flatten().map(String::as_str).collect();
+    let speakers: Vec<Option<Cow<'static, str>>> = ranked.iter().map(speaker_of).collect();
+    let known: HashSet<&str> = speakers.iter().flatten().map(|s| s.as_ref()).collect();
     if known.len() < 2 {
         return ranked;
     }
