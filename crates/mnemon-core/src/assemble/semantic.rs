@@ -438,7 +438,7 @@ mod tests {
     fn a_short_record_near_the_top_by_words_and_found_by_meaning_keeps_its_place() {
         // The two-step question's bridge: 4th by words, and near the
         // bottom by meaning, where ten turns about the question's topic
-        // are close to it. By score alone it would fall to 12th.
+        // are close to it. By score alone it would fall to 13th.
         let mut lexical: Vec<Ranked> = (1..=3)
             .map(|i| ranked(&format!("m{i}"), 10.0 - f64::from(i)))
             .collect();
