@@ -319,7 +319,6 @@ pub const KEPT_BYTES: usize = 200;
 /// joined"), the turn naming the company fell from 19th by words to 35th,
 /// out of a 1K context, behind turns about Esther and jobs in general.
 fn kept_near_their_place(sorted: Vec<(Option<usize>, Ranked)>) -> Vec<Ranked> {
-    let scores: Vec<f64> = sorted.iter().map(|(_, r)| r.score).collect();
     let mut due: Vec<(usize, usize)> = sorted
         .iter()
         .enumerate()
@@ -330,27 +329,39 @@ fn kept_near_their_place(sorted: Vec<(Option<usize>, Ranked)>) -> Vec<Ranked> {
     }
     due.sort_unstable();
     let mut due = due.into_iter().peekable();
-    let mut left: Vec<Option<Ranked>> = sorted.into_iter().map(|(_, r)| Some(r)).collect();
+    let mut placed = vec![false; sorted.len()];
+    // Where each record of `sorted` goes.
+    let mut goes = vec![0; sorted.len()];
     let mut next = 0;
-    let mut out: Vec<Ranked> = Vec::with_capacity(left.len());
-    for score in scores {
-        while due.next_if(|&(_, i)| left[i].is_none()).is_some() {}
-        let place = out.len() + 1;
-        let i = match due.next_if(|&(latest, _)| latest <= place) {
+    for place in 0..sorted.len() {
+        while due.next_if(|&(_, i)| placed[i]).is_some() {}
+        let i = match due.next_if(|&(latest, _)| latest <= place + 1) {
             Some((_, i)) => i,
             None => {
-                while left[next].is_none() {
+                while placed[next] {
                     next += 1;
                 }
                 next
             }
         };
-        if let Some(mut r) = left[i].take() {
-            r.score = score;
-            out.push(r);
-        }
+        placed[i] = true;
+        goes[i] = place;
     }
-    out
+    let scores: Vec<f64> = sorted.iter().map(|(_, r)| r.score).collect();
+    let mut moved: Vec<(usize, Ranked)> = goes
+        .into_iter()
+        .zip(sorted)
+        .map(|(p, (_, r))| (p, r))
+        .collect();
+    moved.sort_unstable_by_key(|(p, _)| *p);
+    moved
+        .into_iter()
+        .zip(scores)
+        .map(|((_, mut r), score)| {
+            r.score = score;
+            r
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -475,8 +486,19 @@ mod tests {
         fn every_record_is_kept_once_on_the_lexical_scale_and_near_its_place(
             lex in proptest::collection::vec((0u8..40, 0.01f64..20.0), 0..30),
             sem in proptest::collection::vec((0u8..40, -1.0f64..1.0), 0..30),
+            long in proptest::collection::vec(proptest::bool::ANY, 40),
         ) {
-            let mut lexical: Vec<Ranked> = dedup(&lex).into_iter().map(|(i, s)| ranked(&format!("m{i}"), s)).collect();
+            // Some records are longer than a kept record may be.
+            let mut lexical: Vec<Ranked> = dedup(&lex)
+                .into_iter()
+                .map(|(i, s)| {
+                    let mut r = ranked(&format!("m{i}"), s);
+                    if long[usize::from(i)] {
+                        r.hit.text = "A long answer that goes on. ".repeat(10);
+                    }
+                    r
+                })
+                .collect();
             lexical.sort_by(|a, b| b.score.total_cmp(&a.score));
             let mut semantic: Vec<Ranked> = dedup(&sem).into_iter().map(|(i, s)| ranked(&format!("m{i}"), s)).collect();
             semantic.sort_by(|a, b| b.score.total_cmp(&a.score));
@@ -488,7 +510,7 @@ mod tests {
                 .iter()
                 .take(KEPT_BY_WORDS)
                 .enumerate()
-                .filter(|(_, r)| semantic.iter().any(|m| m.hit.id == r.hit.id))
+                .filter(|(_, r)| r.hit.text.len() <= KEPT_BYTES && semantic.iter().any(|m| m.hit.id == r.hit.id))
                 .map(|(i, r)| (r.hit.id.clone(), (KEPT_WITHIN * (i + 1) as f64).ceil() as usize))
                 .collect();
             let fused = fuse(lexical, semantic);
