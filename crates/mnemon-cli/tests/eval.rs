@@ -63,11 +63,49 @@ fn recall_on_the_fixture_against_both_baselines() {
     }
     assert!(recall(&r, 500, "mnemon", "recall") > recall(&r, 500, "bm25", "recall"));
     assert_eq!(recall(&r, 2000, "mnemon", "recall"), 1.0);
+    // mnemon's lead over each baseline is the difference of the recalls,
+    // with an interval around it that stays within what one question can
+    // move.
+    for b in r["results"].as_array().unwrap() {
+        let budget = b["budget"].as_u64().unwrap();
+        let leads = b["lead"].as_object().unwrap();
+        assert_eq!(leads.len(), 2, "{b}");
+        for baseline in ["recent", "bm25"] {
+            let l = &leads[baseline];
+            let (mean, low, high) = (
+                l["mean"].as_f64().unwrap(),
+                l["low"].as_f64().unwrap(),
+                l["high"].as_f64().unwrap(),
+            );
+            let gap =
+                recall(&r, budget, "mnemon", "recall") - recall(&r, budget, baseline, "recall");
+            assert!((mean - gap).abs() < 1e-9, "{budget} {baseline}: {l}");
+            assert!(-1.0 <= low && low <= high && high <= 1.0, "{l}");
+            if gap == 0.0 {
+                assert_eq!((low, high), (0.0, 0.0), "level on every question: {l}");
+            }
+        }
+    }
     // Every category is reported.
     let cats = r["results"][0]["by_category"].as_object().unwrap();
     for c in ["single-hop", "multi-hop", "temporal", "knowledge-update"] {
         assert!(cats.contains_key(c), "{c}");
     }
+}
+
+/// What a user reads: the recall table, mnemon's lead over each baseline
+/// with its interval, and recall by category. Deterministic: the fixture
+/// is committed and the draw of the interval is seeded.
+#[test]
+fn the_report_a_user_reads() {
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/synth_small.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_mnemon"))
+        .args(["eval", "recall", "--data", data, "--budgets", "500,1000"])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    insta::assert_snapshot!("eval_recall_report", String::from_utf8_lossy(&o.stdout));
 }
 
 /// The fixture is small enough that plain BM25 finds every evidence turn

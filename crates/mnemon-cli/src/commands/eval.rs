@@ -113,6 +113,31 @@ fn print(r: &Report) {
             }
         }
     }
+    let against: Vec<&str> = METHODS
+        .into_iter()
+        .filter(|m| r.results.iter().any(|b| b.lead.contains_key(*m)))
+        .collect();
+    if !against.is_empty() {
+        println!(
+            "\n{BOLD}mnemon's lead in recall{BOLD:#} {DIM}(mean over questions, 95% interval of it){DIM:#}"
+        );
+        let mut head = format!("{:>7}", "budget");
+        for m in &against {
+            head.push_str(&format!("  {m:<26}"));
+        }
+        println!("{}", head.trim_end());
+        for b in &r.results {
+            let mut row = format!("{:>7}", b.budget);
+            for m in &against {
+                let cell = b.lead.get(*m).map_or_else(
+                    || "-".to_string(),
+                    |l| format!("{:+.3} ({:+.3} to {:+.3})", l.mean, l.low, l.high),
+                );
+                row.push_str(&format!("  {cell:<26}"));
+            }
+            println!("{}", row.trim_end());
+        }
+    }
     let shown: Vec<&str> = METHODS
         .into_iter()
         .filter(|m| r.results.iter().any(|b| b.overall.contains_key(*m)))

@@ -5,6 +5,7 @@
 //! turns whose full text appears in the rendered context. Abstractive text
 //! never counts, so a summary that paraphrases a turn earns nothing for it.
 
+pub mod lead;
 pub mod synth;
 
 use serde::{Deserialize, Serialize};

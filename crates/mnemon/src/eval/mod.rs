@@ -26,6 +26,7 @@ use mnemon_core::memory::{Memory, MessageQuery, NewMessage, OperationLog, Timest
 use mnemon_core::profile::ProfileParams;
 use mnemon_core::tokens::{ChatFormat, Encoding, OpenAiBpe, TokenCounter};
 use mnemon_core::window::ContextWindow;
+use mnemon_import::eval::lead::{Lead, lead};
 use mnemon_import::eval::{Dataset, Score, Summary, score};
 use mnemon_sqlite::SqliteStore;
 use serde::Serialize;
@@ -78,6 +79,9 @@ pub struct BudgetResult {
     pub overall: BTreeMap<String, Summary>,
     /// Per question category, then per method.
     pub by_category: BTreeMap<String, BTreeMap<String, Summary>>,
+    /// Per baseline: mnemon's recall minus the baseline's, question by
+    /// question, with a 95 % interval (see [`mnemon_import::eval::lead`]).
+    pub lead: BTreeMap<String, Lead>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -360,10 +364,22 @@ pub fn recall(
                     .insert(method.clone(), Summary::of(s));
             }
         }
+        let recall_of = |method: &str| -> Vec<f64> {
+            scores
+                .get(&(budget, method.to_string(), "all".to_string()))
+                .map(|s| s.iter().map(|s| s.recall).collect())
+                .unwrap_or_default()
+        };
+        let ours = recall_of("mnemon");
+        let leads = baselines
+            .iter()
+            .map(|b| (b.name().to_string(), lead(&ours, &recall_of(b.name()))))
+            .collect();
         results.push(BudgetResult {
             budget,
             overall,
             by_category,
+            lead: leads,
         });
     }
     Ok(Report {
