@@ -86,6 +86,23 @@ fn recall_on_the_fixture_against_both_baselines() {
             }
         }
     }
+    // A budget or baseline named twice is run once.
+    let twice = mnemon(&[
+        "eval",
+        "recall",
+        "--data",
+        data,
+        "--budgets",
+        "500,500",
+        "--baseline",
+        "bm25,bm25",
+        "--json",
+    ]);
+    let results = twice["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{twice}");
+    assert_eq!(results[0]["overall"]["bm25"]["questions"], 16);
+    assert_eq!(results[0]["lead"].as_object().unwrap().len(), 1, "{twice}");
+    assert_eq!(results[0]["lead"]["bm25"], r["results"][0]["lead"]["bm25"]);
     // Every category is reported.
     let cats = r["results"][0]["by_category"].as_object().unwrap();
     for c in ["single-hop", "multi-hop", "temporal", "knowledge-update"] {

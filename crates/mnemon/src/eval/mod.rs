@@ -148,6 +148,21 @@ pub fn recall(
     embedder: Option<Arc<dyn mnemon_core::assemble::semantic::Embedder>>,
     baselines: &[Baseline],
 ) -> Result<Report> {
+    // Each budget and baseline once, in the order given: a second copy
+    // would score its questions twice and pair them out of step with
+    // mnemon's when leads are drawn.
+    let mut budgets = budgets.to_vec();
+    let mut seen = std::collections::BTreeSet::new();
+    budgets.retain(|b| seen.insert(*b));
+    let budgets = &budgets[..];
+    let mut baselines = baselines.to_vec();
+    let mut seen = Vec::new();
+    baselines.retain(|b| {
+        let first = !seen.contains(b);
+        seen.push(*b);
+        first
+    });
+    let baselines = &baselines[..];
     if baselines.contains(&Baseline::Hybrid) && embedder.is_none() {
         return Err(Error::Input(
             "the hybrid baseline fuses BM25 with an embedding model: give one with --embeddings DIR (`mnemon embeddings fetch` downloads all-MiniLM-L6-v2)".into(),
