@@ -329,26 +329,24 @@ fn kept_near_their_place(sorted: Vec<(Option<usize>, Ranked)>) -> Vec<Ranked> {
     }
     due.sort_unstable();
     let mut due = due.into_iter().peekable();
-    let mut placed = vec![false; sorted.len()];
-    // Where each record of `sorted` goes.
-    let mut goes = vec![0; sorted.len()];
+    // Where each record of `sorted` goes, once placed.
+    let mut goes: Vec<Option<usize>> = vec![None; sorted.len()];
     let mut next = 0;
     for place in 0..sorted.len() {
-        while due.next_if(|&(_, i)| placed[i]).is_some() {}
+        while due.next_if(|&(_, i)| goes[i].is_some()).is_some() {}
         let i = match due.next_if(|&(latest, _)| latest <= place + 1) {
             Some((_, i)) => i,
             None => {
-                while placed[next] {
+                while goes[next].is_some() {
                     next += 1;
                 }
                 next
             }
         };
-        placed[i] = true;
-        goes[i] = place;
+        goes[i] = Some(place);
     }
     let scores: Vec<f64> = sorted.iter().map(|(_, r)| r.score).collect();
-    let mut moved: Vec<(usize, Ranked)> = goes
+    let mut moved: Vec<(Option<usize>, Ranked)> = goes
         .into_iter()
         .zip(sorted)
         .map(|(p, (_, r))| (p, r))

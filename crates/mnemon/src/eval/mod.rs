@@ -151,18 +151,8 @@ pub fn recall(
     // Each budget and baseline once, in the order given: a second copy
     // would score its questions twice and pair them out of step with
     // mnemon's when leads are drawn.
-    let mut budgets = budgets.to_vec();
-    let mut seen = std::collections::BTreeSet::new();
-    budgets.retain(|b| seen.insert(*b));
-    let budgets = &budgets[..];
-    let mut baselines = baselines.to_vec();
-    let mut seen = Vec::new();
-    baselines.retain(|b| {
-        let first = !seen.contains(b);
-        seen.push(*b);
-        first
-    });
-    let baselines = &baselines[..];
+    let budgets = &first_of_each(budgets)[..];
+    let baselines = &first_of_each(baselines)[..];
     if baselines.contains(&Baseline::Hybrid) && embedder.is_none() {
         return Err(Error::Input(
             "the hybrid baseline fuses BM25 with an embedding model: give one with --embeddings DIR (`mnemon embeddings fetch` downloads all-MiniLM-L6-v2)".into(),
@@ -408,6 +398,18 @@ pub fn recall(
         results,
         trace: traces,
     })
+}
+
+/// `items` without later copies, in their order (a handful of budgets or
+/// baselines).
+fn first_of_each<T: PartialEq + Copy>(items: &[T]) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(items.len());
+    for i in items {
+        if !out.contains(i) {
+            out.push(*i);
+        }
+    }
+    out
 }
 
 /// A baseline: whole turns in the given order, one per line, while the
