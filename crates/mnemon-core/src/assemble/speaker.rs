@@ -99,12 +99,104 @@ pub fn said_by_the_one_named(query: &str, ranked: Vec<Ranked>) -> Vec<Ranked> {
                 .is_some_and(|first| words.contains(first))
         })
         .collect();
+    let mut named = named;
+    for alias in greeted_by_the_other(&ranked, &speakers, &known, &words) {
+        if !named.contains(&alias) {
+            named.push(alias);
+        }
+    }
     let (one, boost) = match named.as_slice() {
         [one] => (*one, SPEAKER_BOOST),
         [] if known.contains(USER) && asks_what_i_said(&lower, &words) => (USER, OWN_WORDS_BOOST),
         _ => return ranked,
     };
     raise(ranked, boost, |i, _| speakers[i].as_deref() == Some(one))
+}
+
+/// Words a message opens with when it greets the one it is written to by
+/// name: "Hey Kate! …", "Thanks, Kate".
+const GREETINGS: &[&str] = &[
+    "hey",
+    "hi",
+    "hello",
+    "thanks",
+    "thank you",
+    "good morning",
+    "morning",
+    "dear",
+];
+
+/// The name a message opens by greeting, lower-cased: "elise: Hey Kate!
+/// How was…" greets "kate". A name is one capitalized word.
+fn greeted(text: &str) -> Option<String> {
+    let first = text.lines().next()?;
+    let body = match label_of(first) {
+        Some(_) => first.split_once(':').map_or(first, |(_, rest)| rest),
+        None => first,
+    }
+    .trim_start();
+    let rest = GREETINGS.iter().find_map(|g| {
+        let rest = body
+            .get(..g.len())
+            .filter(|opening| opening.eq_ignore_ascii_case(g))
+            .map(|_| &body[g.len()..])?;
+        (!rest.starts_with(char::is_alphanumeric)).then_some(rest)
+    })?;
+    let rest = rest.trim_start_matches([',', ' ']);
+    let name: String = rest.chars().take_while(|c| c.is_alphabetic()).collect();
+    let capital = name.chars().next().is_some_and(char::is_uppercase);
+    (capital && name.chars().count() >= 2).then(|| name.to_lowercase())
+}
+
+/// Speakers a question names by what the other one calls them. Chat
+/// exports label turns with a user name ("Emi: …") that need not be the
+/// name people use ("Hey Kate!"), and questions use the latter. Between
+/// two speakers, a name one of them greets at least twice, and the other
+/// never, is the other's.
+fn greeted_by_the_other<'a>(
+    ranked: &[Ranked],
+    speakers: &[Option<Cow<'static, str>>],
+    known: &HashSet<&'a str>,
+    words: &HashSet<&str>,
+) -> Vec<&'a str> {
+    let [a, b] = {
+        let mut two: Vec<&'a str> = known.iter().copied().collect();
+        if two.len() != 2 {
+            return Vec::new();
+        }
+        two.sort_unstable();
+        [two[0], two[1]]
+    };
+    let first_names: HashSet<&str> = [a, b].iter().filter_map(|s| s.split(' ').next()).collect();
+    // name → (greetings by a, greetings by b)
+    let mut counts: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+    for (r, by) in ranked.iter().zip(speakers) {
+        let Some(by) = by.as_deref() else { continue };
+        let Some(name) = greeted(&r.hit.text) else {
+            continue;
+        };
+        if !words.contains(name.as_str()) || first_names.contains(name.as_str()) {
+            continue;
+        }
+        let c = counts.entry(name).or_default();
+        if by == a {
+            c.0 += 1;
+        } else if by == b {
+            c.1 += 1;
+        }
+    }
+    let mut out = Vec::new();
+    for (by_a, by_b) in counts.into_values() {
+        let other = match (by_a, by_b) {
+            (n, 0) if n >= 2 => b,
+            (0, n) if n >= 2 => a,
+            _ => continue,
+        };
+        if !out.contains(&other) {
+            out.push(other);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -273,5 +365,71 @@ mod tests {
         assert!((score("m1") - 0.7 * SPEAKER_BOOST).abs() < 1e-9);
         assert_eq!(score("m2"), 1.0);
         assert_eq!(score("m3"), 0.4);
+    }
+
+    /// Two people whose labels are user names: "Emi" is called Kate, and
+    /// calls "elise" Emily.
+    fn by_user_names() -> Vec<Ranked> {
+        [
+            ("m1", "elise: Hey Kate! How was the ski trip?", 1.0),
+            ("m2", "Emi: I booked a pottery class for Sunday.", 0.9),
+            ("m3", "elise: Hi, Kate. My yoga class starts today.", 0.8),
+            (
+                "m4",
+                "Emi: Thanks Emily! Skiing is my favourite sport.",
+                0.7,
+            ),
+        ]
+        .into_iter()
+        .map(|(id, text, score)| said(id, HitSource::Message, text, score))
+        .collect()
+    }
+
+    #[test]
+    fn a_greeting_names_the_one_it_is_written_to() {
+        assert_eq!(
+            greeted("elise: Hey Kate! How was it?").as_deref(),
+            Some("kate")
+        );
+        assert_eq!(greeted("Hi, Kate. Fine.").as_deref(), Some("kate"));
+        assert_eq!(
+            greeted("Kate Olsen: Thank you Ben!").as_deref(),
+            Some("ben")
+        );
+        // Not a greeting: a longer word, a lower-case word, no name.
+        assert_eq!(greeted("Ben: Highlights from Rome"), None);
+        assert_eq!(greeted("Ben: hey there"), None);
+        assert_eq!(greeted("Ben: Hey!"), None);
+        // Bytes that change length when lower-cased do not shift the cut.
+        assert_eq!(greeted("\u{212a}ey Kate"), None);
+    }
+
+    #[test]
+    fn a_name_the_other_speaker_greets_names_the_speaker() {
+        let out = said_by_the_one_named("What are Kate's hobbies?", by_user_names());
+        assert_eq!(ids(&out), ["m2", "m1", "m4", "m3"]);
+        let score = |id: &str| out.iter().find(|r| r.hit.id == id).unwrap().score;
+        assert!((score("m2") - 0.9 * SPEAKER_BOOST).abs() < 1e-9);
+        assert!((score("m4") - 0.7 * SPEAKER_BOOST).abs() < 1e-9);
+        assert_eq!(score("m1"), 1.0);
+        // Both named, one by label and one by what she is called: no cue.
+        let out = said_by_the_one_named("Which cities have Kate and Elise seen?", by_user_names());
+        assert_eq!(ids(&out), ["m1", "m2", "m3", "m4"]);
+        // Emily is greeted once only: not enough to tell.
+        let out = said_by_the_one_named("What does Emily teach?", by_user_names());
+        assert_eq!(ids(&out), ["m1", "m2", "m3", "m4"]);
+    }
+
+    #[test]
+    fn a_name_both_speakers_greet_is_nobodys_alias() {
+        let mut both = by_user_names();
+        both.push(said(
+            "m5",
+            HitSource::Message,
+            "Emi: Hey Kate, it's me writing to myself?",
+            0.1,
+        ));
+        let out = said_by_the_one_named("What are Kate's hobbies?", both);
+        assert_eq!(ids(&out), ["m1", "m2", "m3", "m4", "m5"]);
     }
 }
