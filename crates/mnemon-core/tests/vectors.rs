@@ -285,3 +285,49 @@ fn a_budget_is_filled_however_short_the_turns() {
     assert!(out.tokens > budget * 9 / 10, "{} of {budget}", out.tokens);
     assert!(out.text.contains("zebra import failed at step 507\n"));
 }
+
+/// [`Letters`], noting every question it is asked to embed.
+#[derive(Default)]
+struct Asked(std::sync::Mutex<Vec<String>>);
+
+impl Embedder for Asked {
+    fn model(&self) -> &str {
+        "letters"
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Letters.embed(texts)
+    }
+    fn embed_query(&self, query: &str) -> Result<Vec<f32>, EmbedError> {
+        self.0.lock().unwrap().push(query.to_string());
+        Ok(Letters.embed(&[query])?.remove(0))
+    }
+}
+
+/// The speakers' names are left out of the question's vector, since every
+/// turn is said by one of them; the words' ranking still reads them.
+#[test]
+fn a_question_is_embedded_without_the_speakers_names() {
+    let asked = std::sync::Arc::new(Asked::default());
+    let e = short_turns().with_embedder(asked.clone(), std::sync::Arc::new(VectorIndex::default()));
+    backfill(e.memory().store(), &Letters, Backlog::All, &mut |_| {}).unwrap();
+    for (question, embedded) in [
+        (
+            "Why did Ana's zebra import fail?",
+            "Why did zebra import fail?",
+        ),
+        ("What did Ana and Ben build?", "What did and build?"),
+        (
+            "why did the zebra import fail",
+            "why did the zebra import fail",
+        ),
+        ("What did Carla say?", "What did Carla say?"),
+        ("Ana, Ben?", "Ana, Ben?"),
+    ] {
+        let out = mnemon_conformance::qa_context(&e, question, 2_000);
+        assert!(out.tokens > 0, "{question}");
+        let last = asked.0.lock().unwrap().pop();
+        assert_eq!(last.as_deref(), Some(embedded), "{question}");
+    }
+    let out = mnemon_conformance::qa_context(&e, "Why did Ana's zebra import fail?", 2_000);
+    assert!(out.text.contains("zebra import failed at step 7\n"));
+}

@@ -113,6 +113,57 @@ pub fn said_by_the_one_named(query: &str, ranked: Vec<Ranked>) -> Vec<Ranked> {
     raise(ranked, boost, |i, _| speakers[i].as_deref() == Some(one))
 }
 
+/// How many of the latest messages are read for the speakers' names: a
+/// chat between a few people has each of them among its last few dozen
+/// turns.
+pub const SPEAKERS_FROM_LATEST: usize = 64;
+
+/// The names labelling `texts` (`Kate: …` on their first line), lower-cased:
+/// the first word of each label, as a question names a speaker.
+pub fn speakers_of<'a>(texts: impl IntoIterator<Item = &'a str>) -> HashSet<String> {
+    texts
+        .into_iter()
+        .filter_map(|t| t.lines().next().and_then(label_of))
+        .filter_map(|label| label.split(' ').next().map(str::to_string))
+        .collect()
+}
+
+/// `query` without the names of the conversation's speakers, to be
+/// embedded for retrieval by meaning.
+///
+/// In a chat between two people every turn is said by one of them, so
+/// their names tell the turns apart only by who speaks, which
+/// [`said_by_the_one_named`] weighs. To a sentence encoder a short question
+/// is mostly its names: "What animals are Nicolas and Nebraas discussing?"
+/// is nearest to the turns that greet them, not to the one about a cat.
+/// Left out of the query's vector, the names leave its topic to be
+/// matched: on the development conversations recall with meaning rose by
+/// .05-.06 (REALTALK) and .02 (LoCoMo) at 1K-2K, and BEAM's questions, in
+/// the first person, did not move (BENCHMARKS.md, 2026-11-29, late). Only a
+/// capitalized word is a name; a question of nothing but names is kept
+/// whole.
+pub fn without_speakers<'q>(query: &'q str, speakers: &HashSet<String>) -> Cow<'q, str> {
+    if speakers.is_empty() {
+        return Cow::Borrowed(query);
+    }
+    let is_speaker = |word: &str| {
+        let core = word
+            .trim_matches(|c: char| !c.is_alphanumeric())
+            .trim_end_matches("'s")
+            .trim_end_matches("\u{2019}s");
+        core.starts_with(char::is_uppercase) && speakers.contains(&core.to_lowercase())
+    };
+    let kept: Vec<&str> = query
+        .split_whitespace()
+        .filter(|w| !is_speaker(w))
+        .collect();
+    let dropped = kept.len() < query.split_whitespace().count();
+    if !dropped || !kept.iter().any(|w| w.contains(char::is_alphanumeric)) {
+        return Cow::Borrowed(query);
+    }
+    Cow::Owned(kept.join(" "))
+}
+
 /// Words a message opens with when it greets the one it is written to by
 /// name: "Hey Kate! …", "Thanks, Kate".
 const GREETINGS: &[&str] = &[
@@ -431,5 +482,46 @@ mod tests {
         ));
         let out = said_by_the_one_named("What are Kate's hobbies?", both);
         assert_eq!(ids(&out), ["m1", "m2", "m3", "m4", "m5"]);
+    }
+
+    #[test]
+    fn speakers_are_the_first_words_of_the_labels() {
+        let got = speakers_of([
+            "Kate: hi",
+            "Fahim Khan: hello\nNote: a second line",
+            "no label here",
+            "To do: not a person",
+        ]);
+        let want: HashSet<String> = ["kate", "fahim"].map(String::from).into();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_question_loses_only_the_speakers_names() {
+        let speakers: HashSet<String> = ["kate", "nebraas"].map(String::from).into();
+        for (q, want) in [
+            ("What are Kate's hobbies?", "What are hobbies?"),
+            (
+                "Can Nebraas\u{2019}s girlfriend visit Kate?",
+                "Can girlfriend visit",
+            ),
+            (
+                "Did Kate and Ben meet in Rome?",
+                "Did and Ben meet in Rome?",
+            ),
+            // A lower-case word is not a name; a question of names alone is kept.
+            ("what does kate mean", "what does kate mean"),
+            ("Kate?", "Kate?"),
+        ] {
+            assert_eq!(without_speakers(q, &speakers), want, "{q}");
+        }
+        assert!(matches!(
+            without_speakers("What did Ben say?", &speakers),
+            Cow::Borrowed(_)
+        ));
+        assert_eq!(
+            without_speakers("Kate's job?", &HashSet::new()),
+            "Kate's job?"
+        );
     }
 }

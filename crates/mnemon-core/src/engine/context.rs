@@ -1,5 +1,6 @@
 //! `what should I send`: context assembly over the engine's memory.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use super::{Engine, EngineError, EngineStore};
@@ -9,6 +10,7 @@ use crate::assemble::retrieve::{
 };
 use crate::assemble::rough_tokens;
 use crate::assemble::semantic;
+use crate::assemble::speaker;
 use crate::assemble::{
     Assembled, Assembler, BudgetPlan, Candidate, Format, SectionKind, candidates,
 };
@@ -161,7 +163,13 @@ impl<S: EngineStore + SearchStore + ?Sized> Engine<S> {
         let mut q = None;
         let mut words = None;
         self.runtime.all(vec![
-            Box::new(|| q = Some(embedder.embed_query(query))),
+            Box::new(|| {
+                q = Some(
+                    self.for_meaning(query)
+                        .map_err(semantic::EmbedError::from)
+                        .and_then(|text| embedder.embed_query(&text)),
+                )
+            }),
             Box::new(|| words = Some(lexical(limit))),
         ]);
         let (Some(q), Some(words)) = (q, words) else {
@@ -187,6 +195,22 @@ impl<S: EngineStore + SearchStore + ?Sized> Engine<S> {
             limit = deeper(&fused, limit);
             words = lexical(limit)?;
         }
+    }
+
+    /// The question as it is embedded: without the names of the
+    /// conversation's speakers (see [`speaker::without_speakers`]), read
+    /// from its latest messages when the question has a capital letter
+    /// at all.
+    fn for_meaning<'q>(&self, query: &'q str) -> StoreResult<Cow<'q, str>> {
+        if !query.contains(char::is_uppercase) {
+            return Ok(Cow::Borrowed(query));
+        }
+        let latest = self.store().messages(&MessageQuery {
+            limit: Some(speaker::SPEAKERS_FROM_LATEST),
+            ..MessageQuery::default()
+        })?;
+        let speakers = speaker::speakers_of(latest.iter().map(|m| m.content.as_str()));
+        Ok(speaker::without_speakers(query, &speakers))
     }
 
     /// `ranked` with the records of the logs that fall in the span a
@@ -397,7 +421,7 @@ impl<S: EngineStore + SearchStore + ?Sized> Engine<S> {
                             })?;
                         warnings.extend(warning);
                         let ranked = self.in_the_span_named(q, ranked)?;
-                        let ranked = crate::assemble::speaker::said_by_the_one_named(q, ranked);
+                        let ranked = speaker::said_by_the_one_named(q, ranked);
                         let ranked = with_neighbours(self.store(), ranked)?;
                         let mut ranked = filled_with_exchanges(self.store(), ranked, room)?;
                         if let Some(before) = req.messages_before {
