@@ -154,7 +154,7 @@ fn main() {
     let queries: Vec<String> = (0..200)
         .map(|i| {
             format!(
-                "why did the {} {} fail",
+                "Why did the {} {} fail?",
                 WORDS[i % WORDS.len()],
                 WORDS[(i * 5) % WORDS.len()]
             )
