@@ -90,7 +90,7 @@ pub fn said_by_the_one_named(query: &str, ranked: Vec<Ranked>) -> Vec<Ranked> {
         .collect();
     // A full name is named by its first word too: "Fahim" names the
     // speaker labelled "Fahim Khan".
-    let named: Vec<&str> = known
+    let mut named: Vec<&str> = known
         .iter()
         .copied()
         .filter(|s| {
@@ -99,7 +99,6 @@ pub fn said_by_the_one_named(query: &str, ranked: Vec<Ranked>) -> Vec<Ranked> {
                 .is_some_and(|first| words.contains(first))
         })
         .collect();
-    let mut named = named;
     for alias in greeted_by_the_other(&ranked, &speakers, &known, &words) {
         if !named.contains(&alias) {
             named.push(alias);
