@@ -6,12 +6,14 @@
 //! pieces, so each matrix product reads a whole weight matrix for a
 //! handful of tokens. Through candle that was 42 MB of `f32` weights and
 //! the set-up of some hundred small operations per query; here the weights
-//! are a quarter of the bytes, widened to `f32` once per group of four
-//! tokens, and the whole pass allocates a few buffers per layer (a query
-//! went from 6.0 to 3.3 ms). Documents go through it too: one text at a
-//! time wastes nothing on padding, so it embeds as many texts a second as
-//! candle's padded `f32` batches did, and a process keeps one 23 MB copy
-//! of the model instead of 90 MB of `f32` beside it (BENCHMARKS.md).
+//! are a quarter of the bytes, widened to `f32` as they are read (once per
+//! panel for a long text, see `linear.rs`), and the whole pass allocates a
+//! few buffers per layer (a query went from 6.0 to 3.3 ms). Documents go
+//! through it too: one text at a time wastes nothing on padding, and with
+//! attention in vector code (`attention.rs`) it embeds about 1.45 times
+//! as many texts a second as candle's padded `f32` batches did; a process
+//! keeps one 23 MB copy of the model instead of 90 MB of `f32` beside it
+//! (BENCHMARKS.md).
 //!
 //! Weight-only quantization keeps a vector within a cosine of 0.995 of the
 //! `f32` model's (0.9995 on average; `tests/local.rs` compares with vectors
@@ -20,7 +22,6 @@
 //! space.
 
 use crate::safetensors::Safetensors;
-use rayon::prelude::*;
 use serde::Deserialize;
 
 /// What the encoder needs from `config.json`.
@@ -99,153 +100,6 @@ impl Table {
         let from = &self.values[r * self.width..(r + 1) * self.width];
         for (o, v) in into.iter_mut().zip(from) {
             *o = f32::from(*v) * s;
-        }
-    }
-}
-
-/// Output rows of a [`Linear`] kept together, input by input: for each
-/// input, the weights of [`PANEL`] outputs side by side, so the products
-/// of a few tokens with those outputs stay in registers while the inputs
-/// go by.
-const PANEL: usize = 16;
-
-/// Tokens taken together against one panel: four tokens by sixteen
-/// outputs is eight AVX2 registers of sums, and each weight read from
-/// memory serves four tokens.
-const TOKENS: usize = 4;
-
-/// Panels per unit of parallel work: 384 outputs are four units, so two
-/// threads share them evenly, and a unit is far more work than the
-/// hand-off.
-const PART: usize = 6;
-
-/// A dense layer, `outputs × inputs` weights in 8 bits (one scale per
-/// output) laid out in panels, and its bias.
-struct Linear {
-    panels: Vec<i8>,
-    scales: Vec<f32>,
-    bias: Vec<f32>,
-    inputs: usize,
-    outputs: usize,
-}
-
-impl Linear {
-    fn of(weights: &[f32], bias: Vec<f32>, inputs: usize) -> Linear {
-        let outputs = bias.len();
-        let padded = outputs.div_ceil(PANEL) * PANEL;
-        let mut panels = vec![0i8; padded * inputs];
-        let mut scales = vec![1f32; padded];
-        for (r, row) in weights.chunks_exact(inputs).enumerate() {
-            let (q, scale) = quantize(row);
-            scales[r] = scale;
-            let (p, c) = (r / PANEL, r % PANEL);
-            for (i, v) in q.enumerate() {
-                panels[p * PANEL * inputs + i * PANEL + c] = v;
-            }
-        }
-        Linear {
-            panels,
-            scales,
-            bias,
-            inputs,
-            outputs,
-        }
-    }
-
-    /// `x` (`n` rows of `inputs`) times this layer's weights, plus the
-    /// bias: `n` rows of `outputs`. Panels are split over the pool's
-    /// threads, so each thread reads only its share of the weights.
-    fn apply(&self, x: &[f32], n: usize) -> Vec<f32> {
-        // Tokens in whole groups, each group input-major (the group's
-        // values of one input side by side, read together): the tokens
-        // added are zeros, computed and dropped.
-        let tokens = n.div_ceil(TOKENS) * TOKENS;
-        let mut grouped = vec![0f32; tokens * self.inputs];
-        for (t, row) in x.chunks_exact(self.inputs).enumerate() {
-            let group = &mut grouped[(t / TOKENS) * TOKENS * self.inputs..];
-            for (i, v) in row.iter().enumerate() {
-                group[i * TOKENS + t % TOKENS] = *v;
-            }
-        }
-        let x = &grouped;
-        let mut by_output = vec![0f32; self.scales.len() * tokens];
-        by_output
-            .par_chunks_mut(PART * PANEL * tokens)
-            .enumerate()
-            .for_each(|(p, out)| {
-                pulp::Arch::new().dispatch(Products {
-                    layer: self,
-                    x,
-                    tokens,
-                    first: p * PART,
-                    out,
-                });
-            });
-        let mut y = vec![0f32; n * self.outputs];
-        for (r, col) in by_output
-            .chunks_exact(tokens)
-            .take(self.outputs)
-            .enumerate()
-        {
-            for (t, v) in col[..n].iter().enumerate() {
-                y[t * self.outputs + r] = v + self.bias[r];
-            }
-        }
-        y
-    }
-}
-
-/// One unit of [`Linear::apply`]: the panels from `first` on, written
-/// output by output (`tokens` values each) into `out`. Compiled once per
-/// instruction set by [`pulp::Arch::dispatch`]: the build's SSE2 baseline
-/// has no fused multiply-add and half the lanes.
-struct Products<'a> {
-    layer: &'a Linear,
-    x: &'a [f32],
-    tokens: usize,
-    first: usize,
-    out: &'a mut [f32],
-}
-
-impl pulp::WithSimd for Products<'_> {
-    type Output = ();
-
-    #[inline(always)]
-    fn with_simd<S: pulp::Simd>(self, simd: S) -> Self::Output {
-        // Vectors per panel row: two on AVX2, one on AVX-512 (pulp's
-        // widest, as wide as a panel), sixteen without SIMD.
-        let vectors = PANEL / S::F32_LANES;
-        let inputs = self.layer.inputs;
-        let zero = simd.splat_f32s(0.0);
-        for (k, out) in self.out.chunks_mut(PANEL * self.tokens).enumerate() {
-            let p = self.first + k;
-            let q = &self.layer.panels[p * PANEL * inputs..(p + 1) * PANEL * inputs];
-            for t0 in (0..self.tokens).step_by(TOKENS) {
-                let mut acc = [[zero; PANEL]; TOKENS];
-                let x = &self.x[t0 * inputs..(t0 + TOKENS) * inputs];
-                for (xs, w8) in x.chunks_exact(TOKENS).zip(q.chunks_exact(PANEL)) {
-                    let mut w = [0f32; PANEL];
-                    for (w, v) in w.iter_mut().zip(w8) {
-                        *w = f32::from(*v);
-                    }
-                    let (wv, _) = S::as_simd_f32s(&w);
-                    for (acc, x) in acc.iter_mut().zip(xs) {
-                        let xv = simd.splat_f32s(*x);
-                        for c in 0..vectors {
-                            acc[c] = simd.mul_add_e_f32s(xv, wv[c], acc[c]);
-                        }
-                    }
-                }
-                for (t, acc) in acc.iter().enumerate() {
-                    let mut sums = [0f32; PANEL];
-                    let (sv, _) = S::as_mut_simd_f32s(&mut sums);
-                    sv.copy_from_slice(&acc[..sv.len()]);
-                    for (c, s) in sums.iter().enumerate() {
-                        let r = p * PANEL + c;
-                        out[c * self.tokens + t0 + t] = s * self.layer.scales[r];
-                    }
-                }
-            }
         }
     }
 }
@@ -479,34 +333,16 @@ impl Encoder {
         let q = l.query.apply(&x, n);
         let k = l.key.apply(&x, n);
         let v = l.value.apply(&x, n);
-        let d = h / self.heads;
-        let scale = 1.0 / (d as f32).sqrt();
         let mut context = vec![0f32; n * h];
-        let mut weights = vec![0f32; n];
-        for head in 0..self.heads {
-            let cols = head * d..(head + 1) * d;
-            for i in 0..n {
-                let qi = &q[i * h..][cols.clone()];
-                for (j, w) in weights.iter_mut().enumerate() {
-                    let kj = &k[j * h..][cols.clone()];
-                    *w = qi.iter().zip(kj).map(|(a, b)| a * b).sum::<f32>() * scale;
-                }
-                let max = weights.iter().fold(f32::NEG_INFINITY, |m, w| m.max(*w));
-                let mut sum = 0.0;
-                for w in &mut weights {
-                    *w = (*w - max).exp();
-                    sum += *w;
-                }
-                let out = &mut context[i * h..][cols.clone()];
-                for (j, w) in weights.iter().enumerate() {
-                    let w = w / sum;
-                    let vj = &v[j * h..][cols.clone()];
-                    for (o, a) in out.iter_mut().zip(vj) {
-                        *o += w * a;
-                    }
-                }
-            }
-        }
+        pulp::Arch::new().dispatch(attention::Attention {
+            q: &q,
+            k: &k,
+            v: &v,
+            context: &mut context,
+            n,
+            hidden: h,
+            heads: self.heads,
+        });
         let mut a = l.attention_out.apply(&context, n);
         for (a, x) in a.iter_mut().zip(&x) {
             *a += x;
@@ -594,6 +430,11 @@ fn exp_negative(v: f32) -> f32 {
     let scale = f32::from_bits(((k as i32 + 127) as u32) << 23);
     p * scale
 }
+
+mod attention;
+mod linear;
+
+use linear::Linear;
 
 #[cfg(test)]
 mod tests;

@@ -1,3 +1,4 @@
+use super::linear::Linear;
 use super::*;
 
 #[test]
@@ -42,14 +43,15 @@ fn exp_of_negative_values_is_close_to_std() {
 
 proptest::proptest! {
     /// Any shape: tokens not a whole group, outputs not whole panels,
-    /// inputs not whole vectors. The reference multiplies the same
+    /// inputs not whole vectors, and as few tokens as a query (weights
+    /// widened as they are read) or as many as a document (widened once). The reference multiplies the same
     /// 8-bit weights back to `f32` one product at a time, so only the
     /// order of the sums differs.
     #[test]
     fn a_layer_is_its_weights_times_the_input_plus_bias(
         inputs in 1usize..70,
         outputs in 1usize..70,
-        n in 1usize..11,
+        n in 1usize..40,
         seed in proptest::prelude::any::<u64>(),
     ) {
         let mut s = seed | 1;

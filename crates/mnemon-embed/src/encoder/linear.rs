@@ -1,0 +1,198 @@
+//! A dense layer in 8-bit weights, and its products with a text's tokens.
+
+use rayon::prelude::*;
+
+use super::quantize;
+
+/// Output rows of a [`Linear`] kept together, input by input: for each
+/// input, the weights of [`PANEL`] outputs side by side, so the products
+/// of a few tokens with those outputs stay in registers while the inputs
+/// go by.
+pub(super) const PANEL: usize = 16;
+
+/// Tokens taken together against one panel: four tokens by sixteen
+/// outputs is eight AVX2 registers of sums, and each weight read from
+/// memory serves four tokens.
+const TOKENS: usize = 4;
+
+/// Panels per unit of parallel work: 384 outputs are four units, so two
+/// threads share them evenly, and a unit is far more work than the
+/// hand-off.
+const PART: usize = 6;
+
+/// A dense layer, `outputs × inputs` weights in 8 bits (one scale per
+/// output) laid out in panels, and its bias.
+pub(super) struct Linear {
+    panels: Vec<i8>,
+    /// One per output, padded with ones to whole panels.
+    scales: Vec<f32>,
+    /// One per output, padded with zeros to whole panels.
+    bias: Vec<f32>,
+    inputs: usize,
+    outputs: usize,
+}
+
+impl Linear {
+    pub(super) fn of(weights: &[f32], mut bias: Vec<f32>, inputs: usize) -> Linear {
+        let outputs = bias.len();
+        let padded = outputs.div_ceil(PANEL) * PANEL;
+        let mut panels = vec![0i8; padded * inputs];
+        let mut scales = vec![1f32; padded];
+        for (r, row) in weights.chunks_exact(inputs).enumerate() {
+            let (q, scale) = quantize(row);
+            scales[r] = scale;
+            let (p, c) = (r / PANEL, r % PANEL);
+            for (i, v) in q.enumerate() {
+                panels[p * PANEL * inputs + i * PANEL + c] = v;
+            }
+        }
+        bias.resize(padded, 0.0);
+        Linear {
+            panels,
+            scales,
+            bias,
+            inputs,
+            outputs,
+        }
+    }
+
+    /// `x` (`n` rows of `inputs`) times this layer's weights, plus the
+    /// bias: `n` rows of `outputs`. Panels are split over the pool's
+    /// threads, so each thread reads only its share of the weights.
+    ///
+    /// Tokens are read from `x` as they are, four rows at a time, and
+    /// each unit writes its outputs token by token, so nothing is
+    /// transposed on the way in or out: on a 160-token document the two
+    /// transpositions this replaced were a tenth of the encoder's time.
+    pub(super) fn apply(&self, x: &[f32], n: usize) -> Vec<f32> {
+        let width = PART * PANEL;
+        let units = self.scales.len().div_ceil(width);
+        let mut by_unit = vec![0f32; units * n * width];
+        by_unit
+            .par_chunks_mut(n * width)
+            .enumerate()
+            .for_each(|(u, out)| {
+                pulp::Arch::new().dispatch(Products {
+                    layer: self,
+                    x,
+                    n,
+                    first: u * PART,
+                    out,
+                });
+            });
+        let mut y = vec![0f32; n * self.outputs];
+        for (u, unit) in by_unit.chunks_exact(n * width).enumerate() {
+            let cols = u * width..self.outputs.min((u + 1) * width);
+            for (row, from) in y
+                .chunks_exact_mut(self.outputs)
+                .zip(unit.chunks_exact(width))
+            {
+                row[cols.clone()].copy_from_slice(&from[..cols.len()]);
+            }
+        }
+        y
+    }
+}
+
+/// One unit of [`Linear::apply`]: up to [`PART`] panels from `first` on,
+/// against every token, written token by token (`PART × PANEL` values
+/// each) into `out`, scaled and with the bias added. Compiled once per
+/// instruction set by [`pulp::Arch::dispatch`]: the build's SSE2 baseline
+/// has no fused multiply-add and half the lanes.
+struct Products<'a> {
+    layer: &'a Linear,
+    x: &'a [f32],
+    n: usize,
+    first: usize,
+    out: &'a mut [f32],
+}
+
+impl pulp::WithSimd for Products<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, simd: S) -> Self::Output {
+        let inputs = self.layer.inputs;
+        let width = PART * PANEL;
+        let panels = PART.min(self.layer.scales.len() / PANEL - self.first);
+        // The rows past the last token of the last group.
+        let none = vec![0f32; inputs];
+        // A long text's panels are widened to `f32` once, for every group
+        // of tokens to read: a 160-token document has 40 groups, and
+        // widening the weights again for each took a seventh of its time.
+        // A query's three or four groups widen them as they go: storing
+        // and reading back a widened panel cost it more than it saved
+        // (BENCHMARKS.md, 2026-12-01). Filled, not zeroed first.
+        let once = self.n > WIDEN_AS_THEY_GO * TOKENS;
+        let mut wide: Vec<f32> = Vec::with_capacity(if once { PANEL * inputs } else { 0 });
+        for k in 0..panels {
+            let p = self.first + k;
+            let q = &self.layer.panels[p * PANEL * inputs..(p + 1) * PANEL * inputs];
+            let (q, _) = q.as_chunks::<PANEL>();
+            if once {
+                wide.clear();
+                wide.extend(q.iter().flatten().map(|v| f32::from(*v)));
+            }
+            let (widened, _) = wide.as_chunks::<PANEL>();
+            let scales = &self.layer.scales[p * PANEL..(p + 1) * PANEL];
+            let bias = &self.layer.bias[p * PANEL..(p + 1) * PANEL];
+            for t0 in (0..self.n).step_by(TOKENS) {
+                let row = |t: usize| {
+                    let t = t0 + t;
+                    if t < self.n {
+                        &self.x[t * inputs..(t + 1) * inputs]
+                    } else {
+                        &none[..]
+                    }
+                };
+                let rows = [row(0), row(1), row(2), row(3)];
+                let acc = if once {
+                    group(simd, rows, widened.iter().copied())
+                } else {
+                    group(simd, rows, q.iter().map(|w| w.map(f32::from)))
+                };
+                for (t, acc) in acc.iter().enumerate().take(self.n - t0) {
+                    let mut sums = [0f32; PANEL];
+                    let (sv, _) = S::as_mut_simd_f32s(&mut sums);
+                    sv.copy_from_slice(&acc[..sv.len()]);
+                    let out = &mut self.out[(t0 + t) * width + k * PANEL..][..PANEL];
+                    for (((o, s), scale), b) in out.iter_mut().zip(sums).zip(scales).zip(bias) {
+                        *o = s * scale + b;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Groups of [`TOKENS`] tokens up to which a panel's weights are widened
+/// as they are read rather than once beforehand.
+const WIDEN_AS_THEY_GO: usize = 4;
+
+/// The sums of one group of [`TOKENS`] rows (`rows`, each `inputs` long)
+/// against one panel, its weights given input by input: [`PANEL`]
+/// outputs a token, as vectors (all but the first `PANEL / lanes` are
+/// unused).
+#[inline(always)]
+fn group<S: pulp::Simd>(
+    simd: S,
+    rows: [&[f32]; TOKENS],
+    weights: impl Iterator<Item = [f32; PANEL]>,
+) -> [[S::f32s; PANEL]; TOKENS] {
+    // Vectors per panel row: two on AVX2, one on AVX-512 (pulp's widest,
+    // as wide as a panel), sixteen without SIMD.
+    let vectors = PANEL / S::F32_LANES;
+    let zero = simd.splat_f32s(0.0);
+    let mut acc = [[zero; PANEL]; TOKENS];
+    let [x0, x1, x2, x3] = rows;
+    for ((((x0, x1), x2), x3), w) in x0.iter().zip(x1).zip(x2).zip(x3).zip(weights) {
+        let (wv, _) = S::as_simd_f32s(&w);
+        for (acc, x) in acc.iter_mut().zip([x0, x1, x2, x3]) {
+            let xv = simd.splat_f32s(*x);
+            for c in 0..vectors {
+                acc[c] = simd.mul_add_e_f32s(xv, wv[c], acc[c]);
+            }
+        }
+    }
+    acc
+}
