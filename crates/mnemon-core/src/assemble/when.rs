@@ -89,6 +89,12 @@ const MONTHS: [&str; 12] = [
     "december",
 ];
 
+/// The months as dates abbreviate them ("29 Dec 2023", "Jan 5"): read only
+/// beside a day or a year, since "jan" and "mar" are also words.
+const SHORT_MONTHS: [&str; 13] = [
+    "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec", "sept",
+];
+
 /// Words that put a date in a question as the time of something ("in
 /// June", "mid-March", "the 5th of May"): without one of these, a day or
 /// a year beside it, a month's name is more likely a word ("may", "march").
@@ -115,8 +121,14 @@ const BOUNDS: &[&str] = &["before", "after", "since", "until", "till", "by", "pr
 fn named_date(words: &[&str], now: Timestamp) -> Option<(Timestamp, Timestamp)> {
     let word = |j: Option<usize>| j.and_then(|j| words.get(j)).copied().unwrap_or_default();
     for (i, w) in words.iter().enumerate() {
-        let Some(m) = MONTHS.iter().position(|x| x == w) else {
-            continue;
+        let (m, short) = match MONTHS.iter().position(|x| x == w) {
+            Some(m) => (m, false),
+            None => match SHORT_MONTHS.iter().position(|x| x == w) {
+                // "sept", after the twelve, is September's.
+                Some(12) => (8, true),
+                Some(m) => (m, true),
+                None => continue,
+            },
         };
         let month = m as u32 + 1;
         let (after1, after2) = (word(Some(i + 1)), word(Some(i + 2)));
@@ -143,7 +155,7 @@ fn named_date(words: &[&str], now: Timestamp) -> Option<(Timestamp, Timestamp)> 
             lead -= 1;
         }
         let (lead1, lead2) = (word(lead.checked_sub(1)), word(lead.checked_sub(2)));
-        let introduced = lead != i || DATE_INTRODUCERS.contains(&before1);
+        let introduced = !short && DATE_INTRODUCERS.contains(&before1);
         if !(introduced || day.is_some() || year.is_some()) {
             continue;
         }
@@ -336,6 +348,12 @@ mod tests {
             &["2024-03-20"],
         );
         covers("the party in December", &["2023-12-24"], &["2024-12-24"]);
+        covers(
+            "What kind of pasta did Kate make on 29 Dec 2023?",
+            &["2023-12-29"],
+            &["2023-12-31"],
+        );
+        covers("Where was she on Sept 3?", &["2023-09-03"], &["2023-09-06"]);
     }
 
     #[test]
@@ -348,6 +366,8 @@ mod tests {
             "What may Caroline do next?",
             "Will they march with the others?",
             "Is 2023 the year she moved?",
+            "What did Jan say in the meeting?",
+            "Did they mar the finish?",
         ] {
             assert_eq!(span(q, NOW), None, "{q}");
         }
