@@ -15,8 +15,9 @@
     reason = "benchmarks: a panic with its message is the failure report"
 )]
 
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
+mod support;
+
+use std::time::Instant;
 
 use mnemon_core::assemble::semantic::Embedder;
 use mnemon_embed::LocalEmbedder;
@@ -34,16 +35,6 @@ const SENTENCES: &[&str] = &[
     "Last spring we adopted a beagle puppy called Rex, who still chews every shoe he finds.",
 ];
 
-fn model_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("MNEMON_EMBED_MODEL") {
-        return PathBuf::from(d);
-    }
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/embedding-model.sh");
-    let out = std::process::Command::new(script).output().unwrap();
-    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
-}
-
 /// Document `i`: sentences from the list in an order of its own, up to
 /// about 700 bytes.
 fn document(i: usize) -> String {
@@ -57,18 +48,12 @@ fn document(i: usize) -> String {
     text.trim_end().to_string()
 }
 
-fn report(name: &str, mut times: Vec<Duration>) {
-    times.sort();
-    let p = |q: f64| times[((times.len() as f64 - 1.0) * q).round() as usize];
-    println!("{name:<40} p50 {:>9.3?}  p95 {:>9.3?}", p(0.5), p(0.95));
-}
-
 fn main() {
     let n: usize = std::env::args()
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(200);
-    let model = LocalEmbedder::open(&model_dir(), None).unwrap();
+    let model = LocalEmbedder::open(&support::model_dir(), None).unwrap();
     let docs: Vec<String> = (0..n).map(document).collect();
     let refs: Vec<&str> = docs.iter().map(String::as_str).collect();
     // Warm-up.
@@ -80,7 +65,7 @@ fn main() {
         model.embed(&[d]).unwrap();
         one.push(t.elapsed());
     }
-    report("one document (about 700 bytes)", one);
+    support::report("one document (about 700 bytes)", one);
 
     let t = Instant::now();
     model.embed(&refs).unwrap();
@@ -100,5 +85,5 @@ fn main() {
         model.embed_query(&q).unwrap();
         queries.push(t.elapsed());
     }
-    report("one query", queries);
+    support::report("one query", queries);
 }

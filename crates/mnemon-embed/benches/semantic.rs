@@ -16,9 +16,10 @@
     reason = "benchmarks: a panic with its message is the failure report"
 )]
 
-use std::path::PathBuf;
+mod support;
+
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use mnemon_conformance::{SteppingClock, T0, engine};
 use mnemon_core::assemble::retrieve::{HitSource, SearchStore};
@@ -61,28 +62,6 @@ fn lcg(seed: &mut u64) -> u64 {
     *seed >> 33
 }
 
-fn model_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("MNEMON_EMBED_MODEL") {
-        return PathBuf::from(d);
-    }
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/embedding-model.sh");
-    let out = std::process::Command::new(script).output().unwrap();
-    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
-}
-
-fn report(name: &str, mut times: Vec<Duration>) -> Duration {
-    times.sort();
-    let p = |q: f64| times[((times.len() as f64 - 1.0) * q).round() as usize];
-    println!(
-        "{name:<44} p50 {:>9.3?}  p95 {:>9.3?}  p99 {:>9.3?}",
-        p(0.5),
-        p(0.95),
-        p(0.99)
-    );
-    p(0.95)
-}
-
 fn main() {
     let n: usize = std::env::args()
         .skip(1)
@@ -120,7 +99,8 @@ fn main() {
         .unwrap();
     }
     let store = m.store();
-    let model: Arc<dyn Embedder> = Arc::new(LocalEmbedder::open(&model_dir(), None).unwrap());
+    let model: Arc<dyn Embedder> =
+        Arc::new(LocalEmbedder::open(&support::model_dir(), None).unwrap());
     let last = store.last_row(HitSource::Operation).unwrap() as i64;
     let mut batch = Vec::new();
     for row in 1..=last {
@@ -209,9 +189,9 @@ fn main() {
         model.embed_query(q).unwrap();
         embed.push(t.elapsed());
     }
-    let w = report("context 8K, words only", words);
-    let f = report("context 8K, words and meaning fused", fused);
-    report("  of which embedding the query", embed);
+    let w = support::report("context 8K, words only", words);
+    let f = support::report("context 8K, words and meaning fused", fused);
+    support::report("  of which embedding the query", embed);
     println!(
         "p95 ratio: fused / words only {:.2}",
         f.as_secs_f64() / w.as_secs_f64()

@@ -116,13 +116,8 @@ mod tests {
             seed in proptest::prelude::any::<u64>(),
         ) {
             let h = heads * d;
-            let mut s = seed | 1;
-            let mut next = move || {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                (s >> 40) as f32 / (1u64 << 24) as f32 * 6.0 - 3.0
-            };
+            let mut noise = super::super::tests::noise(seed);
+            let mut next = move || noise() * 3.0;
             let q: Vec<f32> = (0..n * h).map(|_| next()).collect();
             let k: Vec<f32> = (0..n * h).map(|_| next()).collect();
             let v: Vec<f32> = (0..n * h).map(|_| next()).collect();

@@ -41,12 +41,23 @@ fn exp_of_negative_values_is_close_to_std() {
     }
 }
 
+/// Values in [-1, 1) from `seed`, the same on every run (xorshift).
+pub(super) fn noise(seed: u64) -> impl FnMut() -> f32 {
+    let mut s = seed | 1;
+    move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
+    }
+}
+
 proptest::proptest! {
     /// Any shape: tokens not a whole group, outputs not whole panels,
     /// inputs not whole vectors, and as few tokens as a query (weights
-    /// widened as they are read) or as many as a document (widened once). The reference multiplies the same
-    /// 8-bit weights back to `f32` one product at a time, so only the
-    /// order of the sums differs.
+    /// widened as they are read) or as many as a document (widened
+    /// once). The reference multiplies the same 8-bit weights back to
+    /// `f32` one product at a time, so only the order of the sums differs.
     #[test]
     fn a_layer_is_its_weights_times_the_input_plus_bias(
         inputs in 1usize..70,
@@ -54,13 +65,7 @@ proptest::proptest! {
         n in 1usize..40,
         seed in proptest::prelude::any::<u64>(),
     ) {
-        let mut s = seed | 1;
-        let mut next = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
-        };
+        let mut next = noise(seed);
         let weights: Vec<f32> = (0..inputs * outputs).map(|_| next()).collect();
         let bias: Vec<f32> = (0..outputs).map(|_| next()).collect();
         let x: Vec<f32> = (0..n * inputs).map(|_| next() * 4.0).collect();
