@@ -103,9 +103,19 @@ const DATE_INTRODUCERS: &[&str] = &[
 ];
 
 /// Words before a date that make it a bound, not the time asked about
-/// ("before December 23rd", "as of September 2023", "since May"): what
-/// answers may lie anywhere on one side of it.
-const BOUNDS: &[&str] = &["before", "after", "since", "until", "till", "by", "prior"];
+/// ("before December 23rd", "since May"): what answers may lie anywhere
+/// on one side of it. Two-word bounds ("as of", "prior to", "up to") are
+/// read by `bounded`.
+const BOUNDS: &[&str] = &["before", "after", "since", "until", "till", "by"];
+
+/// Whether the words just before a date make it a bound, not a span.
+fn bounded(lead2: &str, lead1: &str) -> bool {
+    BOUNDS.contains(&lead1)
+        || matches!(
+            (lead2, lead1),
+            ("as", "of") | ("prior", "to") | ("up", "to")
+        )
+}
 
 /// The span an absolute date in `words` names: a month ("in June", "July
 /// 2023") from its first day to its last, a day ("on 5 January 2024",
@@ -159,7 +169,7 @@ fn named_date(words: &[&str], now: Timestamp) -> Option<(Timestamp, Timestamp)> 
         if !(introduced || day.is_some() || year.is_some()) {
             continue;
         }
-        if BOUNDS.contains(&lead1) || (lead2 == "as" && lead1 == "of") {
+        if bounded(lead2, lead1) {
             return None;
         }
         let present = now.datetime().date_naive();
@@ -363,6 +373,8 @@ mod tests {
             "How many pets did Andrew have, as of September 2023?",
             "What has changed since May?",
             "What did I finish by the 3rd of June?",
+            "Where did she live prior to June 2023?",
+            "What did he read up to 4 March 2024?",
             "What may Caroline do next?",
             "Will they march with the others?",
             "Is 2023 the year she moved?",
