@@ -50,6 +50,27 @@ impl Clock for SteppingClock {
     }
 }
 
+/// A clock the test sets: every reading is the instant stored last, so a
+/// test can date each turn as the conversation it replays does.
+#[derive(Debug)]
+pub struct HandClock(AtomicI64);
+
+impl HandClock {
+    pub fn at(at: Timestamp) -> Arc<HandClock> {
+        Arc::new(HandClock(AtomicI64::new(at.0)))
+    }
+
+    pub fn set(&self, at: Timestamp) {
+        self.0.store(at.0, Ordering::SeqCst);
+    }
+}
+
+impl Clock for HandClock {
+    fn now(&self) -> Timestamp {
+        Timestamp(self.0.load(Ordering::SeqCst))
+    }
+}
+
 /// 2025-01-15T14:30:00Z, the seeds' example session.
 pub const T0: Timestamp = Timestamp(1_736_951_400_000);
 
@@ -124,6 +145,33 @@ pub fn engine<S: mnemon_core::engine::EngineStore>(
     );
     Engine::new(memory, EngineConfig::new(w, profile, "test-model"))
         .with_runtime(std::sync::Arc::new(mnemon_threads::Threads))
+}
+
+/// Appends `text` said by `who` as a labelled chat turn ("who: text"),
+/// the user's when `i` is even and the assistant's otherwise, as an
+/// imported two-person conversation stores it.
+#[allow(
+    clippy::unwrap_used,
+    reason = "a test helper: a failed write is the failure report"
+)]
+pub fn say<S: mnemon_core::engine::EngineStore>(
+    e: &mnemon_core::engine::Engine<S>,
+    i: usize,
+    who: &str,
+    text: &str,
+) {
+    use mnemon_core::importance::Role;
+    e.message(mnemon_core::memory::NewMessage {
+        role: if i.is_multiple_of(2) {
+            Role::User
+        } else {
+            Role::Assistant
+        },
+        content: format!("{who}: {text}"),
+        agent: None,
+        tokens: None,
+    })
+    .unwrap();
 }
 
 /// The markdown context of `budget` tokens the `qa` preset assembles for

@@ -8,27 +8,13 @@
     reason = "tests: a panic with its message is the failure report"
 )]
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
-
 use mnemon_conformance::InMemoryStore;
-use mnemon_conformance::{engine, qa_context};
+use mnemon_conformance::{HandClock, engine, qa_context, say};
 use mnemon_core::engine::Engine;
-use mnemon_core::importance::Role;
-use mnemon_core::memory::{Clock, NewMessage, Timestamp};
+use mnemon_core::memory::Timestamp;
 
-/// A clock the test moves: each turn is said when the conversation says.
-#[derive(Debug)]
-struct SetClock(AtomicI64);
-
-impl Clock for SetClock {
-    fn now(&self) -> Timestamp {
-        Timestamp(self.0.load(Ordering::SeqCst))
-    }
-}
-
-fn at(date: &str) -> i64 {
-    Timestamp::parse(&format!("{date}T18:00:00Z")).unwrap().0
+fn at(date: &str) -> Timestamp {
+    Timestamp::parse(&format!("{date}T18:00:00Z")).unwrap()
 }
 
 const MAY: &str = "We went camping in the mountains and saw a bear";
@@ -37,34 +23,18 @@ const JUNE: &str = "We went camping by the lake and swam every morning";
 /// Kate tells of two camping trips, in May and in June 2023, among
 /// small talk; the history's present is July 2023.
 fn chat() -> Engine<InMemoryStore> {
-    let clock = Arc::new(SetClock(AtomicI64::new(at("2023-05-20"))));
+    let clock = HandClock::at(at("2023-05-20"));
     let e = engine(InMemoryStore::new(), 1_000_000, clock.clone(), "dates");
-    let say = |who: &str, text: &str, i: usize| {
-        e.message(NewMessage {
-            role: if i.is_multiple_of(2) {
-                Role::User
-            } else {
-                Role::Assistant
-            },
-            content: format!("{who}: {text}"),
-            agent: None,
-            tokens: None,
-        })
-        .unwrap();
-    };
     for (date, trip) in [("2023-05-20", MAY), ("2023-06-24", JUNE)] {
-        clock.0.store(at(date), Ordering::SeqCst);
-        say("Kate", trip, 0);
+        clock.set(at(date));
+        say(&e, 0, "Kate", trip);
         for i in 1..20 {
-            say(
-                if i % 2 == 0 { "Kate" } else { "Ben" },
-                "Sounds good, talk soon",
-                i,
-            );
+            let who = if i % 2 == 0 { "Kate" } else { "Ben" };
+            say(&e, i, who, "Sounds good, talk soon");
         }
     }
-    clock.0.store(at("2023-07-10"), Ordering::SeqCst);
-    say("Ben", "How was your week?", 1);
+    clock.set(at("2023-07-10"));
+    say(&e, 1, "Ben", "How was your week?");
     e
 }
 

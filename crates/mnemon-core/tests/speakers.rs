@@ -9,7 +9,7 @@
 )]
 
 use mnemon_conformance::InMemoryStore;
-use mnemon_conformance::{SteppingClock, T0, engine, qa_context};
+use mnemon_conformance::{SteppingClock, T0, engine, qa_context, say};
 use mnemon_core::engine::Engine;
 use mnemon_core::importance::Role;
 use mnemon_core::memory::NewMessage;
@@ -22,17 +22,7 @@ fn chat(turns: &[(&str, &str)]) -> Engine<InMemoryStore> {
         "speakers",
     );
     for (i, (who, text)) in turns.iter().enumerate() {
-        e.message(NewMessage {
-            role: if i % 2 == 0 {
-                Role::User
-            } else {
-                Role::Assistant
-            },
-            content: format!("{who}: {text}"),
-            agent: None,
-            tokens: None,
-        })
-        .unwrap();
+        say(&e, i, who, text);
     }
     e
 }
