@@ -10,10 +10,15 @@ use super::quantize;
 /// go by.
 pub(super) const PANEL: usize = 16;
 
-/// Tokens taken together against one panel: four tokens by sixteen
-/// outputs is eight AVX2 registers of sums, and each weight read from
-/// memory serves four tokens.
+/// Tokens taken together against one panel on AVX2 (and without SIMD):
+/// four tokens by sixteen outputs is eight of its sixteen registers of
+/// sums, and each weight read from memory serves four tokens.
 const TOKENS: usize = 4;
+
+/// Tokens taken together on AVX-512, where a panel row is one vector:
+/// sixteen sums are half of its thirty-two registers, and each weight
+/// widened serves sixteen multiply-adds.
+const WIDE_TOKENS: usize = 16;
 
 /// Panels per unit of parallel work: 384 outputs are four units, so two
 /// threads share them evenly, and a unit is far more work than the
@@ -111,19 +116,16 @@ impl pulp::WithSimd for Products<'_> {
     type Output = ();
 
     #[inline(always)]
-    fn with_simd<S: pulp::Simd>(self, simd: S) -> Self::Output {
+    fn with_simd<S: pulp::Simd>(mut self, simd: S) -> Self::Output {
         let inputs = self.layer.inputs;
-        let width = PART * PANEL;
         let panels = PART.min(self.layer.scales.len() / PANEL - self.first);
-        // The rows past the last token of the last group.
-        let none = vec![0f32; inputs];
         // A long text's panels are widened to `f32` once, for every group
-        // of tokens to read: a 160-token document has 40 groups, and
-        // widening the weights again for each took a seventh of its time.
-        // A query's three or four groups widen them as they go: storing
-        // and reading back a widened panel cost it more than it saved
+        // of tokens to read: a 160-token document had 40 groups of four,
+        // and widening the weights again for each took a seventh of its
+        // time. A query's tokens widen them as they go: storing and
+        // reading back a widened panel cost it more than it saved
         // (BENCHMARKS.md, 2026-12-01). Filled, not zeroed first.
-        let once = self.n > WIDEN_AS_THEY_GO * TOKENS;
+        let once = self.n > WIDEN_UP_TO;
         let mut wide: Vec<f32> = Vec::with_capacity(if once { PANEL * inputs } else { 0 });
         for k in 0..panels {
             let p = self.first + k;
@@ -134,61 +136,125 @@ impl pulp::WithSimd for Products<'_> {
                 wide.extend(q.iter().flatten().map(|v| f32::from(*v)));
             }
             let (widened, _) = wide.as_chunks::<PANEL>();
-            let scales = &self.layer.scales[p * PANEL..(p + 1) * PANEL];
-            let bias = &self.layer.bias[p * PANEL..(p + 1) * PANEL];
-            for t0 in (0..self.n).step_by(TOKENS) {
-                let row = |t: usize| {
-                    let t = t0 + t;
-                    if t < self.n {
-                        &self.x[t * inputs..(t + 1) * inputs]
-                    } else {
-                        &none[..]
-                    }
-                };
-                let rows = [row(0), row(1), row(2), row(3)];
-                let acc = if once {
-                    group(simd, rows, widened.iter().copied())
-                } else {
-                    group(simd, rows, q.iter().map(|w| w.map(f32::from)))
-                };
-                for (t, acc) in acc.iter().enumerate().take(self.n - t0) {
-                    let mut sums = [0f32; PANEL];
-                    let (sv, _) = S::as_mut_simd_f32s(&mut sums);
-                    sv.copy_from_slice(&acc[..sv.len()]);
-                    let out = &mut self.out[(t0 + t) * width + k * PANEL..][..PANEL];
-                    for (((o, s), scale), b) in out.iter_mut().zip(sums).zip(scales).zip(bias) {
-                        *o = s * scale + b;
-                    }
-                }
+            let mut t0 = 0;
+            while t0 < self.n {
+                let size = group_size(S::F32_LANES, self.n - t0);
+                t0 += self.group_of(simd, size, t0, k, q, widened, once);
             }
         }
     }
 }
 
-/// Groups of [`TOKENS`] tokens up to which a panel's weights are widened
-/// as they are read rather than once beforehand.
-const WIDEN_AS_THEY_GO: usize = 4;
+/// The most tokens a group takes where a panel row is `lanes` wide.
+fn most_tokens(lanes: usize) -> usize {
+    if lanes >= PANEL { WIDE_TOKENS } else { TOKENS }
+}
 
-/// The sums of one group of [`TOKENS`] rows (`rows`, each `inputs` long)
-/// against one panel, its weights given input by input: [`PANEL`]
-/// outputs a token, as vectors (all but the first `PANEL / lanes` are
-/// unused).
+/// How many tokens the next group takes when `left` remain: all of them
+/// when they fit one group. Groups were four tokens, the last padded
+/// with zeros: a 13-piece query computed 16 tokens, a padded one costing
+/// what a real one does, and on AVX-512 each weight widened served four
+/// multiply-adds where it can serve sixteen. A query embeds in about a
+/// sixth less time (BENCHMARKS.md, 2026-12-02).
+fn group_size(lanes: usize, left: usize) -> usize {
+    left.min(most_tokens(lanes))
+}
+
+impl Products<'_> {
+    /// [`Products::products`] for a group of `size` tokens (1 to
+    /// [`WIDE_TOKENS`]).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments, reason = "one kernel's state, inlined")]
+    fn group_of<S: pulp::Simd>(
+        &mut self,
+        simd: S,
+        size: usize,
+        t0: usize,
+        k: usize,
+        q: &[[i8; PANEL]],
+        widened: &[[f32; PANEL]],
+        once: bool,
+    ) -> usize {
+        macro_rules! sizes {
+            ($($t:literal)*) => {
+                match size {
+                    $($t => self.products::<S, $t>(simd, t0, k, q, widened, once),)*
+                    _ => self.products::<S, 16>(simd, t0, k, q, widened, once),
+                }
+            };
+        }
+        const { assert!(WIDE_TOKENS == 16, "one arm of `sizes!` for each group size") };
+        sizes!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
+    }
+
+    /// The products of panel `first + k` (`q`, or `widened` when
+    /// `once`) with the `T` tokens from `t0` on, written into `out`;
+    /// returns `T`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments, reason = "one kernel's state, inlined")]
+    fn products<S: pulp::Simd, const T: usize>(
+        &mut self,
+        simd: S,
+        t0: usize,
+        k: usize,
+        q: &[[i8; PANEL]],
+        widened: &[[f32; PANEL]],
+        once: bool,
+    ) -> usize {
+        let inputs = self.layer.inputs;
+        let width = PART * PANEL;
+        let p = self.first + k;
+        let scales = &self.layer.scales[p * PANEL..(p + 1) * PANEL];
+        let bias = &self.layer.bias[p * PANEL..(p + 1) * PANEL];
+        let x = &self.x[t0 * inputs..(t0 + T) * inputs];
+        let acc = if once {
+            let widened = &widened[..inputs];
+            group::<S, T>(simd, x, inputs, |i| widened[i])
+        } else {
+            let q = &q[..inputs];
+            group::<S, T>(simd, x, inputs, |i| q[i].map(f32::from))
+        };
+        for (t, acc) in acc.iter().enumerate() {
+            let mut sums = [0f32; PANEL];
+            let (sv, _) = S::as_mut_simd_f32s(&mut sums);
+            sv.copy_from_slice(&acc[..sv.len()]);
+            let out = &mut self.out[(t0 + t) * width + k * PANEL..][..PANEL];
+            for (((o, s), scale), b) in out.iter_mut().zip(sums).zip(scales).zip(bias) {
+                *o = s * scale + b;
+            }
+        }
+        T
+    }
+}
+
+/// Tokens up to which a panel's weights are widened as they are read
+/// rather than once beforehand.
+const WIDEN_UP_TO: usize = 16;
+
+/// The sums of `T` tokens (the `T` rows of `x`, each `inputs` long)
+/// against one panel, its weights given input by input by `weight`:
+/// [`PANEL`] outputs a token, as vectors (all but the first
+/// `PANEL / lanes` are unused). Each output is summed input by input in
+/// order, whatever `T`, so the size of a group changes no bit of a
+/// product.
 #[inline(always)]
-fn group<S: pulp::Simd>(
+fn group<S: pulp::Simd, const T: usize>(
     simd: S,
-    rows: [&[f32]; TOKENS],
-    weights: impl Iterator<Item = [f32; PANEL]>,
-) -> [[S::f32s; PANEL]; TOKENS] {
+    x: &[f32],
+    inputs: usize,
+    weight: impl Fn(usize) -> [f32; PANEL],
+) -> [[S::f32s; PANEL]; T] {
     // Vectors per panel row: two on AVX2, one on AVX-512 (pulp's widest,
     // as wide as a panel), sixteen without SIMD.
     let vectors = PANEL / S::F32_LANES;
     let zero = simd.splat_f32s(0.0);
-    let mut acc = [[zero; PANEL]; TOKENS];
-    let [x0, x1, x2, x3] = rows;
-    for ((((x0, x1), x2), x3), w) in x0.iter().zip(x1).zip(x2).zip(x3).zip(weights) {
+    let mut acc = [[zero; PANEL]; T];
+    let rows: [&[f32]; T] = std::array::from_fn(|t| &x[t * inputs..(t + 1) * inputs]);
+    for i in 0..inputs {
+        let w = weight(i);
         let (wv, _) = S::as_simd_f32s(&w);
-        for (acc, x) in acc.iter_mut().zip([x0, x1, x2, x3]) {
-            let xv = simd.splat_f32s(*x);
+        for (acc, row) in acc.iter_mut().zip(rows) {
+            let xv = simd.splat_f32s(row[i]);
             for c in 0..vectors {
                 acc[c] = simd.mul_add_e_f32s(xv, wv[c], acc[c]);
             }

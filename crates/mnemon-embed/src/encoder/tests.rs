@@ -92,6 +92,36 @@ proptest::proptest! {
     }
 }
 
+proptest::proptest! {
+    /// A token's products are the same bits whatever group it is computed
+    /// in (alone, or among up to sixteen): each output is summed input by
+    /// input in one order, so documents and queries embedded before the
+    /// groups changed meet new vectors exactly.
+    #[test]
+    fn a_token_has_the_same_products_alone_and_in_a_group(
+        inputs in 1usize..70,
+        outputs in 1usize..40,
+        n in 1usize..40,
+        seed in proptest::prelude::any::<u64>(),
+    ) {
+        let mut next = noise(seed);
+        let weights: Vec<f32> = (0..inputs * outputs).map(|_| next()).collect();
+        let bias: Vec<f32> = (0..outputs).map(|_| next()).collect();
+        let x: Vec<f32> = (0..n * inputs).map(|_| next() * 4.0).collect();
+        let layer = Linear::of(&weights, bias, inputs);
+        let together = layer.apply(&x, n);
+        for t in 0..n {
+            let alone = layer.apply(&x[t * inputs..(t + 1) * inputs], 1);
+            let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+            proptest::prop_assert_eq!(
+                bits(&together[t * outputs..(t + 1) * outputs]),
+                bits(&alone),
+                "token {} of {}", t, n
+            );
+        }
+    }
+}
+
 #[test]
 fn eight_bits_hold_each_weight_to_half_a_step_of_its_row() {
     let row = [0.5, -0.25, 0.0, 0.125, -0.5, 0.3];
