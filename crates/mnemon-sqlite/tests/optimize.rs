@@ -8,25 +8,12 @@
     reason = "tests: a panic with its message is the failure report"
 )]
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
-
-use mnemon_conformance::{T0, engine};
+use mnemon_conformance::{HandClock, T0, engine};
 use mnemon_core::engine::{Engine, EngineStore};
 use mnemon_core::memory::{Clock, NewOperation, Phase, Timestamp};
 use mnemon_core::optimize::{REGISTRY_PATH, Technique};
 use mnemon_sqlite::SqliteStore;
 use serde_json::{Value, json};
-
-/// A clock the test moves by hand.
-#[derive(Debug)]
-struct Manual(AtomicI64);
-
-impl Clock for Manual {
-    fn now(&self) -> Timestamp {
-        Timestamp(self.0.load(Ordering::SeqCst))
-    }
-}
 
 const HOUR: i64 = 3_600_000;
 
@@ -63,7 +50,7 @@ fn rec(e: &Engine<SqliteStore>, kind: &str, data: Value, phase: Option<Phase>) -
 fn every_technique_saves_and_usage_drops_by_exactly_the_report() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mnemon.db");
-    let clock = Arc::new(Manual(AtomicI64::new(T0.0)));
+    let clock = HandClock::at(T0);
     let e = engine(
         SqliteStore::open(&path).unwrap(),
         128_000,
@@ -113,7 +100,7 @@ fn every_technique_saves_and_usage_drops_by_exactly_the_report() {
             Some(Phase::Execution),
         );
     }
-    clock.0.fetch_add(2 * HOUR, Ordering::SeqCst);
+    clock.set(Timestamp(clock.now().0 + 2 * HOUR));
     assert!(e.status().unwrap().last_checkpoint.is_some());
 
     let before = e.status().unwrap();

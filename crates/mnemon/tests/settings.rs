@@ -9,26 +9,14 @@
 )]
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
 
 use mnemon::{EngineEvent, Mnemon, NewOperation, OpenOptions, Phase};
+use mnemon_conformance::{HandClock, T0};
 use mnemon_core::memory::{Clock, Timestamp};
 use serde_json::json;
 
-/// A clock the test moves by hand.
-#[derive(Debug)]
-struct Hand(AtomicI64);
-
-impl Clock for Hand {
-    fn now(&self) -> Timestamp {
-        Timestamp(self.0.load(Ordering::SeqCst))
-    }
-}
-
-const T0: i64 = 1_736_951_400_000;
-
-fn project(config: &str) -> (Mnemon, Arc<Hand>) {
-    let clock = Arc::new(Hand(AtomicI64::new(T0)));
+fn project(config: &str) -> (Mnemon, Arc<HandClock>) {
+    let clock = HandClock::at(T0);
     let m = OpenOptions::new()
         .clock(clock.clone())
         .in_memory(Some(config))
@@ -79,7 +67,7 @@ fn time_based_switches_the_time_trigger() {
             "[context_window]\nmax_tokens = 128000\n[checkpoint]\ntime_interval_hours = 1\ntime_based = {on}\n"
         ));
         step(&m, 0, None);
-        clock.0.fetch_add(2 * 3_600_000, Ordering::SeqCst);
+        clock.set(Timestamp(clock.now().0 + 2 * 3_600_000));
         let got = checkpoints(&step(&m, 1, None));
         if on {
             assert_eq!(got, vec!["time_1h"]);
