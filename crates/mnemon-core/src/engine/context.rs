@@ -160,13 +160,16 @@ impl<S: EngineStore + SearchStore + ?Sized> Engine<S> {
                 return Ok((ranked, None));
             }
         };
+        // Read before the two jobs start: inside the embedding's job it
+        // waited for the store behind the words' ranking, about a
+        // millisecond of a fused context (BENCHMARKS.md, 2026-12-02).
+        let text = self.for_meaning(query);
         let mut q = None;
         let mut words = None;
         self.runtime.all(vec![
             Box::new(|| {
                 q = Some(
-                    self.for_meaning(query)
-                        .map_err(semantic::EmbedError::from)
+                    text.map_err(semantic::EmbedError::from)
                         .and_then(|text| embedder.embed_query(&text)),
                 )
             }),
