@@ -135,11 +135,15 @@ impl pulp::WithSimd for Products<'_> {
                 wide.clear();
                 wide.extend(q.iter().flatten().map(|v| f32::from(*v)));
             }
-            let (widened, _) = wide.as_chunks::<PANEL>();
+            let weights = if once {
+                Weights::Widened(wide.as_chunks::<PANEL>().0)
+            } else {
+                Weights::AsTheyGo(q)
+            };
             let mut t0 = 0;
             while t0 < self.n {
                 let size = group_size(S::F32_LANES, self.n - t0);
-                t0 += self.group_of(simd, size, t0, k, q, widened, once);
+                t0 += self.group_of(simd, size, t0, k, weights);
             }
         }
     }
@@ -160,26 +164,32 @@ fn group_size(lanes: usize, left: usize) -> usize {
     left.min(most_tokens(lanes))
 }
 
+/// A panel's weights input by input, as a group reads them.
+#[derive(Clone, Copy)]
+enum Weights<'w> {
+    /// Widened to `f32` once for every group.
+    Widened(&'w [[f32; PANEL]]),
+    /// In 8 bits, widened as each group reads them.
+    AsTheyGo(&'w [[i8; PANEL]]),
+}
+
 impl Products<'_> {
     /// [`Products::products`] for a group of `size` tokens (1 to
     /// [`WIDE_TOKENS`]).
     #[inline(always)]
-    #[allow(clippy::too_many_arguments, reason = "one kernel's state, inlined")]
     fn group_of<S: pulp::Simd>(
         &mut self,
         simd: S,
         size: usize,
         t0: usize,
         k: usize,
-        q: &[[i8; PANEL]],
-        widened: &[[f32; PANEL]],
-        once: bool,
+        weights: Weights<'_>,
     ) -> usize {
         macro_rules! sizes {
             ($($t:literal)*) => {
                 match size {
-                    $($t => self.products::<S, $t>(simd, t0, k, q, widened, once),)*
-                    _ => self.products::<S, 16>(simd, t0, k, q, widened, once),
+                    $($t => self.products::<S, $t>(simd, t0, k, weights),)*
+                    _ => self.products::<S, 16>(simd, t0, k, weights),
                 }
             };
         }
@@ -187,19 +197,15 @@ impl Products<'_> {
         sizes!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
     }
 
-    /// The products of panel `first + k` (`q`, or `widened` when
-    /// `once`) with the `T` tokens from `t0` on, written into `out`;
-    /// returns `T`.
+    /// The products of panel `first + k` with the `T` tokens from `t0`
+    /// on, written into `out`; returns `T`.
     #[inline(always)]
-    #[allow(clippy::too_many_arguments, reason = "one kernel's state, inlined")]
     fn products<S: pulp::Simd, const T: usize>(
         &mut self,
         simd: S,
         t0: usize,
         k: usize,
-        q: &[[i8; PANEL]],
-        widened: &[[f32; PANEL]],
-        once: bool,
+        weights: Weights<'_>,
     ) -> usize {
         let inputs = self.layer.inputs;
         let width = PART * PANEL;
@@ -207,12 +213,15 @@ impl Products<'_> {
         let scales = &self.layer.scales[p * PANEL..(p + 1) * PANEL];
         let bias = &self.layer.bias[p * PANEL..(p + 1) * PANEL];
         let x = &self.x[t0 * inputs..(t0 + T) * inputs];
-        let acc = if once {
-            let widened = &widened[..inputs];
-            group::<S, T>(simd, x, inputs, |i| widened[i])
-        } else {
-            let q = &q[..inputs];
-            group::<S, T>(simd, x, inputs, |i| q[i].map(f32::from))
+        let acc = match weights {
+            Weights::Widened(w) => {
+                let w = &w[..inputs];
+                group::<S, T>(simd, x, inputs, |i| w[i])
+            }
+            Weights::AsTheyGo(q) => {
+                let q = &q[..inputs];
+                group::<S, T>(simd, x, inputs, |i| q[i].map(f32::from))
+            }
         };
         for (t, acc) in acc.iter().enumerate() {
             let mut sums = [0f32; PANEL];

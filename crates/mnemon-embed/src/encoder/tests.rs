@@ -52,6 +52,20 @@ pub(super) fn noise(seed: u64) -> impl FnMut() -> f32 {
     }
 }
 
+/// A layer's weights and bias and `n` tokens of input, from `seed`.
+fn random_layer(
+    inputs: usize,
+    outputs: usize,
+    n: usize,
+    seed: u64,
+) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+    let mut next = noise(seed);
+    let weights = (0..inputs * outputs).map(|_| next()).collect();
+    let bias = (0..outputs).map(|_| next()).collect();
+    let x = (0..n * inputs).map(|_| next() * 4.0).collect();
+    (weights, bias, x)
+}
+
 proptest::proptest! {
     /// Any shape: tokens not a whole group, outputs not whole panels,
     /// inputs not whole vectors, and as few tokens as a query (weights
@@ -65,10 +79,7 @@ proptest::proptest! {
         n in 1usize..40,
         seed in proptest::prelude::any::<u64>(),
     ) {
-        let mut next = noise(seed);
-        let weights: Vec<f32> = (0..inputs * outputs).map(|_| next()).collect();
-        let bias: Vec<f32> = (0..outputs).map(|_| next()).collect();
-        let x: Vec<f32> = (0..n * inputs).map(|_| next() * 4.0).collect();
+        let (weights, bias, x) = random_layer(inputs, outputs, n, seed);
         let layer = Linear::of(&weights, bias.clone(), inputs);
         let y = layer.apply(&x, n);
         proptest::prop_assert_eq!(y.len(), n * outputs);
@@ -104,10 +115,7 @@ proptest::proptest! {
         n in 1usize..40,
         seed in proptest::prelude::any::<u64>(),
     ) {
-        let mut next = noise(seed);
-        let weights: Vec<f32> = (0..inputs * outputs).map(|_| next()).collect();
-        let bias: Vec<f32> = (0..outputs).map(|_| next()).collect();
-        let x: Vec<f32> = (0..n * inputs).map(|_| next() * 4.0).collect();
+        let (weights, bias, x) = random_layer(inputs, outputs, n, seed);
         let layer = Linear::of(&weights, bias, inputs);
         let together = layer.apply(&x, n);
         for t in 0..n {
