@@ -263,7 +263,8 @@ pub fn fuse(lexical: Vec<Ranked>, semantic: Vec<Ranked>) -> Vec<Ranked> {
         fused.push((r.score / scale, r));
     }
     let mut found_twice = vec![false; fused.len().min(KEPT_BY_WORDS)];
-    let ahead = ahead_by_words(&fused.iter().map(|f| f.0).collect::<Vec<_>>());
+    let head: Vec<f64> = fused.iter().take(AHEAD_AT_MOST + 1).map(|f| f.0).collect();
+    let ahead = ahead_by_words(&head);
     for r in semantic {
         let s = SEMANTIC_WEIGHT * ((r.score - floor) / span).clamp(0.0, 1.0);
         match at.get(&r.hit.id) {
