@@ -159,7 +159,7 @@ fn most_tokens(lanes: usize) -> usize {
 /// with zeros: a 13-piece query computed 16 tokens, a padded one costing
 /// what a real one does, and on AVX-512 each weight widened served four
 /// multiply-adds where it can serve sixteen. A query embeds in about a
-/// sixth less time (BENCHMARKS.md, 2026-12-02).
+/// fifth less time (0.78 of it, BENCHMARKS.md, 2026-12-02).
 fn group_size(lanes: usize, left: usize) -> usize {
     left.min(most_tokens(lanes))
 }
