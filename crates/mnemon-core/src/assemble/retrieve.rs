@@ -99,15 +99,42 @@ pub fn search_words(terms: &[String]) -> Vec<String> {
     out
 }
 
+/// Recency's share of a record's score for a question put by no one in
+/// particular: the later of two similar matches wins, which a knowledge
+/// update needs.
+const RECENCY: f64 = 0.2;
+
+/// Words by which a question is put by someone in the conversation, to
+/// another in it: "how long did I say…", "what did you recommend…", "what
+/// did we decide…". "us" is left out: it is as often the country.
+const PERSONS: &[&str] = &["i", "my", "me", "you", "your", "we", "our"];
+
+/// Recency's share of the score for `query`. A question asked from inside
+/// the conversation is about something said in it, early as often as late:
+/// ranked with recency, an early turn that matches best loses to a later,
+/// weaker match (BEAM's "how long did I say the entire project is
+/// expected to take?", answered near the start of a 194-turn chat). Such a
+/// question is ranked by relevance and importance alone; later records
+/// still win exact ties. Of recency's shares 0, 0.05, 0.1 and 0.2 for it, 0
+/// measured best on the development parts (BENCHMARKS.md, 2026-12-03).
+pub fn recency_weight(query: &str) -> f64 {
+    let lower = query.to_lowercase();
+    let inside = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| PERSONS.contains(&w));
+    if inside { 0.0 } else { RECENCY }
+}
+
 const QUESTION_WORDS: &[&str] = &[
     "what", "when", "where", "who", "whom", "which", "why", "how", "does", "did", "do", "is",
     "are", "was", "were", "can", "could", "would", "should", "now", "about", "there", "their",
     "they", "them", "he", "she", "his", "her", "my", "me", "your",
 ];
 
-/// BM25 relevance × (0.7 + 0.2 recency + 0.1 importance): relevance
-/// decides, and among similar matches the later and more important record
-/// wins, which is what a knowledge update needs.
+/// BM25 relevance × (0.7 + `recency` × lateness + 0.1 importance), where
+/// `recency` is [`recency_weight`]'s and lateness runs from 0 (the oldest
+/// hit) to 1 (the newest): relevance decides, and among similar
+/// matches the later (when recency counts) and more important record wins.
 ///
 /// Relevance is BM25 over the best hit. The two logs are scored by one
 /// formula (see [`super::postings`]) and share one scale. A small index's
@@ -115,7 +142,7 @@ const QUESTION_WORDS: &[&str] = &[
 /// its hits are normalized to its own best, times the share of `words` they
 /// contain: the best of three documents is not a good match only for being
 /// the best of three.
-pub fn rank(hits: Vec<Hit>, words: &[Word]) -> Vec<Ranked> {
+pub fn rank(hits: Vec<Hit>, words: &[Word], recency: f64) -> Vec<Ranked> {
     if hits.is_empty() {
         return Vec::new();
     }
@@ -148,8 +175,8 @@ pub fn rank(hits: Vec<Hit>, words: &[Word]) -> Vec<Ranked> {
             if !is_log(h.source) && !words.is_empty() {
                 rel *= coverage(&h.text, words);
             }
-            let recency = (h.at.0 - oldest) as f64 / span;
-            let score = rel * (0.7 + 0.2 * recency + 0.1 * h.importance.clamp(0.0, 1.0));
+            let late = (h.at.0 - oldest) as f64 / span;
+            let score = rel * (0.7 + recency * late + 0.1 * h.importance.clamp(0.0, 1.0));
             Ranked { hit: h, score }
         })
         .collect();
@@ -320,7 +347,8 @@ pub fn retrieve<S: SearchStore + ?Sized>(
             (None, None) => {}
         }
     }
-    let mut ranked = rank(gather(store, &keep, last, depth, budget)?, &keep);
+    let recency = recency_weight(query);
+    let mut ranked = rank(gather(store, &keep, last, depth, budget)?, &keep, recency);
     let mut extra: Vec<String> = Vec::new();
     // A speaker's name is in every line they say: searched again, it
     // would raise each of their short turns ("Thanks, Maria!") over the
@@ -369,7 +397,7 @@ pub fn retrieve<S: SearchStore + ?Sized>(
             &mut ranked,
             // Only a bridge record, found by both rounds, gains from the
             // second; the best few of its matches are enough.
-            rank(gather(store, &names, last, depth, budget)?, &names),
+            rank(gather(store, &names, last, depth, budget)?, &names, recency),
             0.5,
             true,
         );
@@ -393,6 +421,7 @@ pub fn retrieve<S: SearchStore + ?Sized>(
             let tail = rank(
                 gather(store, &common_words, last, depth, Some(b))?,
                 &common_words,
+                recency,
             );
             below(&mut ranked, tail);
         }

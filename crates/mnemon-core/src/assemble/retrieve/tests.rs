@@ -321,6 +321,59 @@ mod common_word_tests {
         let small = retrieve(&log, &common, q, 100, Some(budget(20, true))).unwrap();
         assert_eq!(small.len(), 3);
     }
+
+    /// A turn early in a long chat that matches a question best, and a
+    /// later one that matches it a little less well (longer, so BM25 gives
+    /// it less).
+    fn early_and_late() -> Log {
+        let mut texts = vec!["the project should take long: six weeks".to_string()];
+        texts.extend((0..40).map(|i| format!("unrelated turn {i}")));
+        texts.push("so the project may take long, as planned".into());
+        Log {
+            source: HitSource::Message,
+            texts,
+            asked: RefCell::new(Vec::new()),
+        }
+    }
+
+    #[test]
+    fn a_question_from_inside_the_conversation_is_ranked_without_recency() {
+        let log = early_and_late();
+        let common = CommonWords::default();
+        let best = |q: &str| {
+            retrieve(&log, &common, q, 10, None).unwrap()[0]
+                .hit
+                .id
+                .clone()
+        };
+        // Put by no one in particular: the later of two close matches wins.
+        assert_eq!(best("how long should the project take"), "m42");
+        // Asked by someone in it about what was said: the best match wins,
+        // however early it was said.
+        assert_eq!(best("how long did I say the project should take"), "m1");
+        assert_eq!(best("how long did you say the project should take"), "m1");
+    }
+
+    #[test]
+    fn first_and_second_person_words_mark_a_question_from_inside() {
+        for q in [
+            "How long did I say it would take?",
+            "What did you recommend?",
+            "what's my budget",
+            "I'm asking about our plan",
+            "Where did we meet?",
+        ] {
+            assert_eq!(recency_weight(q), 0.0, "{q}");
+        }
+        for q in [
+            "Which US cities did John visit?",
+            "What is Kate's job?",
+            "current deploy status",
+            "iPhone or Mymail?",
+        ] {
+            assert!(recency_weight(q) > 0.0, "{q}");
+        }
+    }
 }
 
 mod raise_tests {
