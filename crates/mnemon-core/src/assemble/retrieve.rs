@@ -117,7 +117,7 @@ const PERSONS: &[&str] = &["i", "my", "me", "you", "your", "we", "our"];
 /// question is ranked by relevance and importance alone; later records
 /// still win exact ties. Of recency's shares 0, 0.05, 0.1 and 0.2 for it, 0
 /// measured best on the development parts (BENCHMARKS.md, 2026-12-03).
-pub fn recency_weight(query: &str) -> f64 {
+pub(crate) fn recency_weight(query: &str) -> f64 {
     let lower = query.to_lowercase();
     let inside = lower
         .split(|c: char| !c.is_alphanumeric())

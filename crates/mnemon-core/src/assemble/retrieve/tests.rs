@@ -86,6 +86,14 @@ mod common_word_tests {
     }
 
     impl Log {
+        fn new(source: HitSource, texts: Vec<String>) -> Log {
+            Log {
+                source,
+                texts,
+                asked: RefCell::new(Vec::new()),
+            }
+        }
+
         fn matches(&self, row: usize, term: &str) -> bool {
             let text = self.texts[row].to_lowercase();
             let mut words = text.split(|c: char| !c.is_alphanumeric());
@@ -186,11 +194,7 @@ mod common_word_tests {
         for i in 0..30 {
             texts.extend(filler.map(|f| format!("{f} {i}")));
         }
-        Log {
-            source: HitSource::Message,
-            texts,
-            asked: RefCell::new(Vec::new()),
-        }
+        Log::new(HitSource::Message, texts)
     }
 
     /// The ids of the two best hits for `query`, once it is checked that no
@@ -263,11 +267,7 @@ mod common_word_tests {
                 _ => format!("step {i}: the build failed"),
             })
             .collect();
-        Log {
-            source: HitSource::Operation,
-            texts,
-            asked: RefCell::new(Vec::new()),
-        }
+        Log::new(HitSource::Operation, texts)
     }
 
     #[test]
@@ -329,11 +329,7 @@ mod common_word_tests {
         let mut texts = vec!["the project should take long: six weeks".to_string()];
         texts.extend((0..40).map(|i| format!("unrelated turn {i}")));
         texts.push("so the project may take long, as planned".into());
-        Log {
-            source: HitSource::Message,
-            texts,
-            asked: RefCell::new(Vec::new()),
-        }
+        Log::new(HitSource::Message, texts)
     }
 
     #[test]
